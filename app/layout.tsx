@@ -1,0 +1,30 @@
+import type { Metadata, Viewport } from 'next';
+import Link from 'next/link';
+import type { ReactNode } from 'react';
+import './globals.css';
+
+export const metadata: Metadata = {
+  title: { default: 'Pay once', template: '%s · Pay once' },
+  description: 'A checkout that cannot charge a card twice: four defences against duplicate payments.',
+};
+
+export const viewport: Viewport = { width: 'device-width', initialScale: 1 };
+
+export default function RootLayout({ children }: { children: ReactNode }) {
+  return (
+    <html lang="en">
+      <body>
+        <header className="site-header">
+          <Link href="/" className="brand">
+            Pay once
+          </Link>
+          <nav aria-label="Main">
+            <Link href="/lab">Lab</Link>
+            <Link href="/scenarios">Scenarios</Link>
+          </nav>
+        </header>
+        <main>{children}</main>
+      </body>
+    </html>
+  );
+}

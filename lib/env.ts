@@ -1,0 +1,79 @@
+// The one place that reads process.env. Every variable is validated here; an invalid value stops
+// start-up with one line per variable that names it and says what is wrong (see .env.example).
+import { z } from 'zod';
+
+const urlWithProtocol = (protocols: readonly string[]) =>
+  z.string().refine(
+    (value) => {
+      try {
+        return protocols.includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}` },
+  );
+
+const port = z.coerce.number().int().min(1).max(65_535);
+const positiveInt = z.coerce.number().int().positive();
+const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+
+export const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** The app's HTTP port. */
+  PORT: port.default(3000),
+  /** PostgreSQL. Unset: `npm run demo` starts its own embedded server. */
+  DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).optional(),
+  /** Redis. Unset: `npm run demo` starts its own redis-server. */
+  REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).optional(),
+  /** Ports of the embedded services that `npm run demo` starts (non-default, to leave yours alone). */
+  EMBEDDED_POSTGRES_PORT: port.default(55432),
+  EMBEDDED_REDIS_PORT: port.default(56379),
+  /** The lab's routes and page. On in the demo; turn off where the lab must not be reachable. */
+  LAB_ENABLED: flag.default(true),
+  /** Layer 1: lifetime of a one-time checkout token. */
+  CHECKOUT_TOKEN_TTL_SECONDS: positiveInt.default(300),
+  /** Layer 2: how long a claim may stay "processing" before another attempt may take over. */
+  REQUEST_KEY_LEASE_MS: positiveInt.default(30_000),
+  /** Layer 2: how long a final outcome is kept and replayed. */
+  REQUEST_KEY_RESULT_TTL_SECONDS: positiveInt.default(86_400),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export class InvalidEnvError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid environment: ${problems.join('; ')}`);
+    this.name = 'InvalidEnvError';
+  }
+}
+
+/** Parses a set of variables; throws InvalidEnvError with one line per invalid variable. */
+export function parseEnv(source: Record<string, string | undefined>): Env {
+  // An empty string means "unset", as in most .env loaders.
+  const defined = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ''));
+  const result = EnvSchema.safeParse(defined);
+  if (result.success) return result.data;
+  throw new InvalidEnvError(
+    result.error.issues.map((issue) => {
+      const name = issue.path.join('.');
+      const got = source[name];
+      return `${name}: ${issue.message}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`;
+    }),
+  );
+}
+
+let cached: Env | undefined;
+
+/** The validated environment of this process. */
+export function env(): Env {
+  cached ??= parseEnv(process.env);
+  return cached;
+}
+
+/** A variable that must be set by now (the launcher sets the service URLs before the app starts). */
+export function requireEnv<K extends 'DATABASE_URL' | 'REDIS_URL'>(name: K): string {
+  const value = env()[name];
+  if (!value) throw new InvalidEnvError([`${name}: is not set (start the app with \`npm run demo\`)`]);
+  return value;
+}

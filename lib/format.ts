@@ -1,0 +1,5 @@
+const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
+
+export function formatCents(cents: number): string {
+  return usd.format(cents / 100);
+}

@@ -1,0 +1,58 @@
+// Reading a JSON body safely: a size limit (413), malformed JSON (400), then the caller's zod schema.
+import type { z } from 'zod';
+import { problem, validationProblem } from './problem.ts';
+
+export const MAX_BODY_BYTES = 16 * 1024;
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response };
+
+export async function readJsonBody<S extends z.ZodType>(
+  request: Request,
+  schema: S,
+  options: { allowEmpty?: boolean } = {},
+): Promise<Parsed<z.infer<S>>> {
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > MAX_BODY_BYTES) return { ok: false, response: tooLarge() };
+
+  // Count the bytes as they arrive: a missing or lying Content-Length must not get past the limit.
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        await reader.cancel();
+        return { ok: false, response: tooLarge() };
+      }
+      chunks.push(value);
+    }
+  }
+  const text = new TextDecoder().decode(Buffer.concat(chunks));
+
+  let data: unknown;
+  if (text.trim() === '') {
+    if (!options.allowEmpty) return { ok: false, response: malformed('The request body is empty; send a JSON object.') };
+    data = {};
+  } else {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      return { ok: false, response: malformed('The request body is not valid JSON.') };
+    }
+  }
+  const result = schema.safeParse(data);
+  return result.success ? { ok: true, value: result.data } : { ok: false, response: validationProblem(result.error) };
+}
+
+function tooLarge(): Response {
+  return problem(413, 'body-too-large', 'Request body too large', {
+    detail: `The body must be at most ${MAX_BODY_BYTES} bytes.`,
+  });
+}
+
+function malformed(detail: string): Response {
+  return problem(400, 'malformed-json', 'Malformed JSON', { detail, errors: [{ field: '(body)', message: detail }] });
+}

@@ -1,0 +1,71 @@
+// RFC 9457 problem details: every error of every route has this shape, and never a stack trace.
+import { faultyService } from './faults.ts';
+import type { z } from 'zod';
+
+export type FieldError = { field: string; message: string };
+
+export type Problem = {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+};
+
+const TYPE_BASE = 'https://pay-once.dev/problems/';
+
+export function problem(
+  status: number,
+  slug: string,
+  title: string,
+  extra: Omit<Partial<Problem>, 'type' | 'title' | 'status'> = {},
+  headers: HeadersInit = {},
+): Response {
+  const body: Problem = { type: `${TYPE_BASE}${slug}`, title, status, ...extra };
+  const responseHeaders = new Headers(headers);
+  responseHeaders.set('content-type', 'application/problem+json');
+  responseHeaders.set('cache-control', 'no-store');
+  return new Response(JSON.stringify(body), { status, headers: responseHeaders });
+}
+
+/** Field errors from zod, with dotted paths ("lab.layers.token"). */
+export function fieldErrors(error: z.ZodError): FieldError[] {
+  return error.issues.map((issue) => ({
+    field: issue.path.length > 0 ? issue.path.join('.') : '(body)',
+    message: issue.message,
+  }));
+}
+
+export function validationProblem(error: z.ZodError): Response {
+  const errors = fieldErrors(error);
+  const fields = [...new Set(errors.map((e) => e.field))].join(', ');
+  return problem(400, 'validation', 'Invalid request', { detail: `Invalid field(s): ${fields}`, errors });
+}
+
+export function json(body: unknown, status = 200, headers: HeadersInit = {}): Response {
+  const responseHeaders = new Headers(headers);
+  responseHeaders.set('cache-control', 'no-store');
+  return Response.json(body, { status, headers: responseHeaders });
+}
+
+/**
+ * Wraps a route handler so that an unexpected fault becomes a problem response: 503 naming the service
+ * that is down, or a plain 500. The error is logged on the server; the body never carries a stack trace.
+ */
+export function withProblems<A extends unknown[]>(
+  handler: (...args: A) => Promise<Response>,
+): (...args: A) => Promise<Response> {
+  return async (...args) => {
+    try {
+      return await handler(...args);
+    } catch (error) {
+      const service = faultyService(error);
+      console.error(`[api] ${service ? `${service} unavailable: ` : ''}${error instanceof Error ? error.message : error}`);
+      if (service) {
+        return problem(503, 'service-unavailable', 'Service unavailable', { detail: `${service} is unavailable; try again shortly`, service }, { 'retry-after': '2' });
+      }
+      return problem(500, 'internal', 'Internal error', { detail: 'Something went wrong on our side.' });
+    }
+  };
+}

@@ -1,0 +1,67 @@
+// The lab's switches: which defences are on and which faults the simulated bank injects. Pure: the
+// schemas and the merge live here, the storage (Redis, shared by every app instance) in settings-store.ts.
+import { z } from 'zod';
+
+export const LAYERS = ['token', 'requestKey', 'stateMachine', 'uniqueConstraint'] as const;
+export type Layer = (typeof LAYERS)[number];
+
+export const LayersSchema = z.strictObject({
+  /** Layer 0, in the browser: the Pay button is disabled while a payment is in flight. */
+  pendingUi: z.boolean(),
+  /** Layer 1: a one-time checkout token, issued on page load and consumed by a Lua compare-and-delete. */
+  token: z.boolean(),
+  /** Layer 2: the request key, claimed in Redis with SET NX PX; the outcome is stored and replayed. */
+  requestKey: z.boolean(),
+  /** Layer 3: the payment state machine, moved only by conditional updates. */
+  stateMachine: z.boolean(),
+  /** Layer 4: the dedup table's unique key (biz_type, biz_no), in the same transaction. */
+  uniqueConstraint: z.boolean(),
+});
+
+export const FaultsSchema = z.strictObject({
+  /** How long the bank takes to answer, after it has recorded the charge. */
+  bankLatencyMs: z.number().int().min(0).max(60_000),
+  /** The bank fails before charging: "decline" (final) or "error" (nothing moved, retry allowed). */
+  bankFailure: z.enum(['none', 'decline', 'error']),
+  /** The bank records the charge, then the call times out: the merchant does not know the outcome. */
+  bankTimeoutAfterCharge: z.boolean(),
+  /** The merchant's process dies right after the bank charged the card, before recording anything. */
+  crashAfterCharge: z.boolean(),
+});
+
+export const LabSettingsSchema = z.strictObject({ layers: LayersSchema, faults: FaultsSchema });
+export type LabSettings = z.infer<typeof LabSettingsSchema>;
+export type Layers = z.infer<typeof LayersSchema>;
+export type Faults = z.infer<typeof FaultsSchema>;
+
+/** A partial change: what PUT /api/lab/config and an order's own `lab` carry. */
+export const LabSettingsPatchSchema = z.strictObject({
+  layers: LayersSchema.partial().optional(),
+  faults: FaultsSchema.partial().optional(),
+});
+export type LabSettingsPatch = z.infer<typeof LabSettingsPatchSchema>;
+
+/** All layers on, no faults: what `POST /api/lab/reset` restores. */
+export const DEFAULT_LAB_SETTINGS: LabSettings = {
+  layers: { pendingUi: true, token: true, requestKey: true, stateMachine: true, uniqueConstraint: true },
+  faults: { bankLatencyMs: 0, bankFailure: 'none', bankTimeoutAfterCharge: false, crashAfterCharge: false },
+};
+
+export function mergeLabSettings(base: LabSettings, patch: LabSettingsPatch | null | undefined): LabSettings {
+  if (!patch) return base;
+  return {
+    layers: { ...base.layers, ...patch.layers },
+    faults: { ...base.faults, ...patch.faults },
+  };
+}
+
+/** Reads stored settings leniently: whatever is missing or malformed falls back to the defaults. */
+export function parseStoredLabSettings(raw: string | null): LabSettings {
+  if (!raw) return DEFAULT_LAB_SETTINGS;
+  try {
+    const patch = LabSettingsPatchSchema.safeParse(JSON.parse(raw));
+    return patch.success ? mergeLabSettings(DEFAULT_LAB_SETTINGS, patch.data) : DEFAULT_LAB_SETTINGS;
+  } catch {
+    return DEFAULT_LAB_SETTINGS;
+  }
+}

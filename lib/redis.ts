@@ -1,0 +1,48 @@
+import 'server-only';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { requireEnv } from './env.ts';
+
+function createRedisClient(): Redis {
+  const client = new Redis(requireEnv('REDIS_URL'), {
+    // Give up on a command after one reconnection attempt or two seconds, so that a Redis outage
+    // turns into a fast, clear error instead of requests piling up.
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    commandTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+  client.on('error', (error: Error) => console.error(`[redis] ${error.message}`));
+  return client;
+}
+
+const globalForRedis = globalThis as unknown as { redis?: Redis };
+
+/** The process's one Redis client (created on first use, like the database client). */
+export function getRedis(): Redis {
+  globalForRedis.redis ??= createRedisClient();
+  return globalForRedis.redis;
+}
+
+/**
+ * A Lua script kept as source next to the module that uses it. Register it once per client with
+ * ioredis `defineCommand` (EVALSHA, falling back to EVAL when Redis has not seen the script).
+ */
+export type LuaScript = { name: string; numberOfKeys: number; lua: string };
+
+/** `file` is relative to lib/, e.g. 'defences/consume-token.lua'. */
+export function readLua(name: string, file: string, numberOfKeys: number): LuaScript {
+  return { name, numberOfKeys, lua: readFileSync(path.join(process.cwd(), 'lib', file), 'utf8') };
+}
+
+/** The client, with these scripts defined on it (each only once). */
+export function redisWith(...scripts: LuaScript[]): Redis {
+  const client = getRedis();
+  for (const script of scripts) {
+    if (!(script.name in client)) {
+      client.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+    }
+  }
+  return client;
+}

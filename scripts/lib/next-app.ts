@@ -1,0 +1,61 @@
+// Building and serving the Next.js app: shared by the demo, the tests and the benchmarks.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './schema-engine.ts';
+
+const NEXT_BIN = path.join(ROOT, 'node_modules/next/dist/bin/next');
+const SOURCES = ['app', 'lib', 'public', 'proxy.ts', 'instrumentation.ts', 'next.config.ts', 'package-lock.json'];
+
+function newestMtime(entry: string): number {
+  const full = path.join(ROOT, entry);
+  if (!existsSync(full)) return 0;
+  const stat = statSync(full);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const child of readdirSync(full)) newest = Math.max(newest, newestMtime(path.join(entry, child)));
+  return newest;
+}
+
+/** True when there is no production build, or a source file changed since it was made. */
+export function buildIsStale(): boolean {
+  const buildId = path.join(ROOT, '.next/BUILD_ID');
+  if (!existsSync(buildId)) return true;
+  const built = statSync(buildId).mtimeMs;
+  return SOURCES.some((entry) => newestMtime(entry) > built);
+}
+
+export function nextEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, NEXT_TELEMETRY_DISABLED: '1', ...extra };
+}
+
+/** `next build`, with its output shown. Throws when the build fails. */
+export function buildApp(env: NodeJS.ProcessEnv): void {
+  const result = spawnSync(process.execPath, [NEXT_BIN, 'build'], { cwd: ROOT, env, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('next build failed (see its output above)');
+}
+
+/** `next start` on loopback. */
+export function startApp(options: { port: number; env: NodeJS.ProcessEnv; quiet?: boolean }): ChildProcess {
+  return spawn(process.execPath, [NEXT_BIN, 'start', '-H', '127.0.0.1', '-p', String(options.port)], {
+    cwd: ROOT,
+    env: { ...options.env, NODE_ENV: 'production' },
+    stdio: options.quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit',
+  });
+}
+
+/** Resolves once GET /api/health answers at all (200 or 503), or throws after the timeout. */
+export async function waitForApp(port: number, timeoutMs = 60_000, child?: ChildProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error(`the app exited with code ${child.exitCode}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/api/health`);
+      await response.body?.cancel();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  throw new Error(`the app did not answer on 127.0.0.1:${port} within ${timeoutMs / 1000} s`);
+}

@@ -1,0 +1,59 @@
+// The services the app needs: the servers named by DATABASE_URL / REDIS_URL, or, where unset, the
+// embedded ones (a real PostgreSQL from npm, a real redis-server) on their own non-default ports.
+import path from 'node:path';
+import { startEmbeddedPostgres } from './postgres.ts';
+import { startRedisServer } from './redis.ts';
+import { ROOT } from './schema-engine.ts';
+import { ensureProgram, REDIS_SERVER } from './system-programs.ts';
+
+export type Services = { databaseUrl: string; redisUrl: string; started: string[]; stop: () => Promise<void> };
+
+export async function startServices(options: {
+  /** Where embedded data lives, under .data/ (git-ignored). */
+  profile: 'demo' | 'test';
+  databaseUrl?: string;
+  redisUrl?: string;
+  postgresPort: number;
+  redisPort: number;
+  log: (line: string) => void;
+}): Promise<Services> {
+  const { profile, log } = options;
+  const dataDir = path.join(ROOT, '.data', profile);
+  const stops: Array<() => Promise<void>> = [];
+  const started: string[] = [];
+  const stop = async () => {
+    // Last started, first stopped.
+    for (const stopOne of stops.reverse()) await stopOne().catch(() => {});
+  };
+  try {
+    let redisUrl = options.redisUrl;
+    if (!redisUrl) {
+      const binary = ensureProgram(REDIS_SERVER, log);
+      const redis = await startRedisServer({
+        binary,
+        port: options.redisPort,
+        dataDir: profile === 'demo' ? path.join(dataDir, 'redis') : undefined,
+      });
+      stops.push(redis.stop);
+      started.push(`Redis on 127.0.0.1:${options.redisPort}`);
+      redisUrl = redis.url;
+    }
+    let databaseUrl = options.databaseUrl;
+    if (!databaseUrl) {
+      const postgres = await startEmbeddedPostgres({
+        dataDir: path.join(dataDir, 'postgres'),
+        port: options.postgresPort,
+        database: profile === 'demo' ? 'payonce' : 'payonce_test',
+        durable: profile === 'demo',
+        log,
+      });
+      stops.push(postgres.stop);
+      started.push(`PostgreSQL on 127.0.0.1:${options.postgresPort}`);
+      databaseUrl = postgres.url;
+    }
+    return { databaseUrl, redisUrl, started, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,66 @@
+// The two system programs the project needs and npm cannot provide: the Redis server (demo and tests)
+// and Chromium (tests). Where they are missing on Debian/Ubuntu as root, install them with apt-get,
+// saying so; elsewhere stop with one line naming the install command.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
+
+export type SystemProgram = {
+  name: string;
+  /** Paths to try, then the PATH. */
+  candidates: string[];
+  apt: string;
+  brew: string;
+  image: string;
+};
+
+export const REDIS_SERVER: SystemProgram = {
+  name: 'redis-server',
+  candidates: ['/usr/bin/redis-server', '/usr/local/bin/redis-server', '/opt/homebrew/bin/redis-server'],
+  apt: 'redis-server',
+  brew: 'redis',
+  image: 'redis:7',
+};
+
+export const CHROMIUM: SystemProgram = {
+  name: 'chromium',
+  candidates: ['/usr/bin/chromium', '/usr/bin/chromium-browser'],
+  apt: 'chromium',
+  brew: '--cask chromium',
+  image: 'mcr.microsoft.com/playwright',
+};
+
+export class MissingProgramError extends Error {}
+
+function find(program: SystemProgram): string | undefined {
+  const onDisk = program.candidates.find((candidate) => existsSync(candidate));
+  if (onDisk) return onDisk;
+  const which = spawnSync('sh', ['-c', `command -v ${program.name}`], { encoding: 'utf8' });
+  const found = which.stdout.trim();
+  return which.status === 0 && found ? found : undefined;
+}
+
+/** The program's path, installing it with apt-get where that can be done without asking. */
+export function ensureProgram(program: SystemProgram, log: (line: string) => void): string {
+  const found = find(program);
+  if (found) return found;
+  const canApt = process.platform === 'linux' && userInfo().uid === 0 && existsSync('/usr/bin/apt-get');
+  if (canApt) {
+    log(`${program.name} is missing: installing the Debian package "${program.apt}" with apt-get (once)...`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    const install = () =>
+      execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', program.apt], { stdio: 'ignore', env });
+    try {
+      install();
+    } catch {
+      execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env });
+      install();
+    }
+    const installed = find(program);
+    if (installed) return installed;
+  }
+  throw new MissingProgramError(
+    `${program.name} is required but not installed. Install it with: sudo apt-get install -y ${program.apt} ` +
+      `(Debian/Ubuntu), brew install ${program.brew} (macOS), or run the official container image ${program.image}.`,
+  );
+}
