@@ -26,6 +26,8 @@ export const EnvSchema = z.object({
   DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).optional(),
   /** Redis. Unset: `npm run demo` starts its own redis-server. */
   REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).optional(),
+  /** Where the embedded services keep their data (git-ignored). */
+  DATA_DIR: z.string().min(1).default('.data'),
   /** Ports of the embedded services that `npm run demo` starts (non-default, to leave yours alone). */
   EMBEDDED_POSTGRES_PORT: port.default(55432),
   EMBEDDED_REDIS_PORT: port.default(56379),

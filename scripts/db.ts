@@ -3,23 +3,28 @@
 // demo is not running, and stopped again).
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { env, InvalidEnvError } from '../lib/env.ts';
-import { PostgresInUseError, startEmbeddedPostgres } from './lib/postgres.ts';
 import { applyMigrations, createMigration, resetDatabase } from './lib/migrations.ts';
-import { ROOT, SCHEMA_PATH } from './lib/schema-engine.ts';
+import { ROOT } from './lib/paths.ts';
+import { PostgresInUseError, startEmbeddedPostgres } from './lib/postgres.ts';
+import { SCHEMA_PATH } from './lib/schema-engine.ts';
 
 async function withDatabase<T>(work: (databaseUrl: string) => Promise<T>): Promise<T> {
   const config = env();
   if (config.DATABASE_URL) return work(config.DATABASE_URL);
   const postgres = await startEmbeddedPostgres({
-    dataDir: `${ROOT}/.data/demo/postgres`,
+    dataDir: path.resolve(ROOT, config.DATA_DIR, 'demo/postgres'),
     port: config.EMBEDDED_POSTGRES_PORT,
     database: 'payonce',
     durable: true,
   }).catch(async (error: unknown) => {
     // The demo is running and owns the server: use it.
     if (!(error instanceof PostgresInUseError)) throw error;
-    return { url: `postgresql://payonce:payonce@127.0.0.1:${config.EMBEDDED_POSTGRES_PORT}/payonce`, stop: async () => {} };
+    return {
+      url: `postgresql://payonce:payonce@127.0.0.1:${config.EMBEDDED_POSTGRES_PORT}/payonce`,
+      stop: async () => {},
+    };
   });
   try {
     return await work(postgres.url);

@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   const config = env();
   const services = await startServices({
     profile: 'demo',
+    dataDir: config.DATA_DIR,
     databaseUrl: config.DATABASE_URL,
     redisUrl: config.REDIS_URL,
     postgresPort: config.EMBEDDED_POSTGRES_PORT,

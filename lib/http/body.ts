@@ -34,7 +34,8 @@ export async function readJsonBody<S extends z.ZodType>(
 
   let data: unknown;
   if (text.trim() === '') {
-    if (!options.allowEmpty) return { ok: false, response: malformed('The request body is empty; send a JSON object.') };
+    if (!options.allowEmpty)
+      return { ok: false, response: malformed('The request body is empty; send a JSON object.') };
     data = {};
   } else {
     try {

@@ -3,7 +3,8 @@ import { Prisma } from '../generated/prisma/client.ts';
 
 export type FaultyService = 'database' | 'redis';
 
-const REDIS_ERRORS = /Connection is closed|Command timed out|MaxRetriesPerRequest|ECONNREFUSED.*6\d{3}|Stream isn't writeable|NOSCRIPT|READONLY|LOADING/;
+const REDIS_ERRORS =
+  /Connection is closed|Command timed out|MaxRetriesPerRequest|ECONNREFUSED.*6\d{3}|Stream isn't writeable|NOSCRIPT|READONLY|LOADING/;
 
 export function faultyService(error: unknown): FaultyService | undefined {
   if (!(error instanceof Error)) return undefined;
@@ -11,7 +12,7 @@ export function faultyService(error: unknown): FaultyService | undefined {
     error instanceof Prisma.PrismaClientInitializationError ||
     error instanceof Prisma.PrismaClientRustPanicError ||
     (error instanceof Prisma.PrismaClientKnownRequestError && /^P1\d{3}$/.test(error.code)) ||
-    (error instanceof Prisma.PrismaClientUnknownRequestError) ||
+    error instanceof Prisma.PrismaClientUnknownRequestError ||
     error.name === 'DriverAdapterError'
   ) {
     return 'database';

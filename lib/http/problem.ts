@@ -1,6 +1,7 @@
 // RFC 9457 problem details: every error of every route has this shape, and never a stack trace.
-import { faultyService } from './faults.ts';
+
 import type { z } from 'zod';
+import { faultyService } from './faults.ts';
 
 export type FieldError = { field: string; message: string };
 
@@ -29,12 +30,14 @@ export function problem(
   return new Response(JSON.stringify(body), { status, headers: responseHeaders });
 }
 
-/** Field errors from zod, with dotted paths ("lab.layers.token"). */
+/** Field errors from zod, with dotted paths ("lab.layers.token"); an unknown key is named itself. */
 export function fieldErrors(error: z.ZodError): FieldError[] {
-  return error.issues.map((issue) => ({
-    field: issue.path.length > 0 ? issue.path.join('.') : '(body)',
-    message: issue.message,
-  }));
+  const name = (path: PropertyKey[]) => (path.length > 0 ? path.map(String).join('.') : '(body)');
+  return error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ field: name([...issue.path, key]), message: 'is not a known field' }))
+      : [{ field: name(issue.path), message: issue.message }],
+  );
 }
 
 export function validationProblem(error: z.ZodError): Response {
@@ -61,9 +64,17 @@ export function withProblems<A extends unknown[]>(
       return await handler(...args);
     } catch (error) {
       const service = faultyService(error);
-      console.error(`[api] ${service ? `${service} unavailable: ` : ''}${error instanceof Error ? error.message : error}`);
+      console.error(
+        `[api] ${service ? `${service} unavailable: ` : ''}${error instanceof Error ? error.message : error}`,
+      );
       if (service) {
-        return problem(503, 'service-unavailable', 'Service unavailable', { detail: `${service} is unavailable; try again shortly`, service }, { 'retry-after': '2' });
+        return problem(
+          503,
+          'service-unavailable',
+          'Service unavailable',
+          { detail: `${service} is unavailable; try again shortly`, service },
+          { 'retry-after': '2' },
+        );
       }
       return problem(500, 'internal', 'Internal error', { detail: 'Something went wrong on our side.' });
     }

@@ -49,7 +49,11 @@ export async function chargeCard(
   if (faults.bankFailure === 'error') throw new BankUnavailableError();
 
   const charge = await getDb().bankCharge.create({
-    data: { id: `ch_${randomBytes(12).toString('hex')}`, merchantRef: request.merchantRef, amountCents: request.amountCents },
+    data: {
+      id: `ch_${randomBytes(12).toString('hex')}`,
+      merchantRef: request.merchantRef,
+      amountCents: request.amountCents,
+    },
     select: { id: true, amountCents: true, createdAt: true },
   });
 

@@ -1,30 +1,20 @@
 // Applying, resetting and creating migrations, offline (see schema-engine.ts for why not the Prisma CLI).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { MIGRATIONS_DIR, NO_FILTER, openSchemaEngine, readMigrations, SCHEMA_PATH } from './schema-engine.ts';
+import { MIGRATIONS_DIR, NO_FILTER, readMigrations, SCHEMA_PATH, withSchemaEngine } from './schema-engine.ts';
 
 /** Applies every committed migration that the database has not seen yet; returns their names. */
 export async function applyMigrations(databaseUrl: string): Promise<string[]> {
-  const engine = await openSchemaEngine(databaseUrl);
-  try {
-    const { appliedMigrationNames } = await engine.applyMigrations({
-      migrationsList: await readMigrations(),
-      filters: NO_FILTER,
-    });
+  const migrationsList = await readMigrations();
+  return withSchemaEngine(databaseUrl, async (engine) => {
+    const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList, filters: NO_FILTER });
     return appliedMigrationNames;
-  } finally {
-    engine.free();
-  }
+  });
 }
 
 /** Drops everything in the database, then applies every migration (what `prisma migrate reset` does). */
 export async function resetDatabase(databaseUrl: string): Promise<string[]> {
-  const engine = await openSchemaEngine(databaseUrl);
-  try {
-    await engine.reset({ filter: NO_FILTER });
-  } finally {
-    engine.free();
-  }
+  await withSchemaEngine(databaseUrl, (engine) => engine.reset({ filter: NO_FILTER }));
   return applyMigrations(databaseUrl);
 }
 
@@ -42,22 +32,21 @@ export async function createMigration(
 ): Promise<string | undefined> {
   const schema = await readFile(SCHEMA_PATH, 'utf8');
   // A diff of two schema files reads no table, but the engine connects when it opens.
-  const engine = await openSchemaEngine(databaseUrl);
-  try {
-    const { stdout } = await engine.diff({
-      from: previousSchema ? { tag: 'schemaDatamodel', files: [{ path: SCHEMA_PATH, content: previousSchema }] } : { tag: 'empty' },
+  const { stdout } = await withSchemaEngine(databaseUrl, (engine) =>
+    engine.diff({
+      from: previousSchema
+        ? { tag: 'schemaDatamodel', files: [{ path: SCHEMA_PATH, content: previousSchema }] }
+        : { tag: 'empty' },
       to: { tag: 'schemaDatamodel', files: [{ path: SCHEMA_PATH, content: schema }] },
       script: true,
       exitCode: null,
       filters: NO_FILTER,
-    });
-    if (!stdout || !/\b(CREATE|ALTER|DROP)\b/.test(stdout)) return undefined;
-    const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
-    const folder = path.join(MIGRATIONS_DIR, `${stamp}_${name.replace(/\W+/g, '_').toLowerCase()}`);
-    await mkdir(folder, { recursive: true });
-    await writeFile(path.join(folder, 'migration.sql'), stdout);
-    return folder;
-  } finally {
-    engine.free();
-  }
+    }),
+  );
+  if (!stdout || !/\b(CREATE|ALTER|DROP)\b/.test(stdout)) return undefined;
+  const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
+  const folder = path.join(MIGRATIONS_DIR, `${stamp}_${name.replace(/\W+/g, '_').toLowerCase()}`);
+  await mkdir(folder, { recursive: true });
+  await writeFile(path.join(folder, 'migration.sql'), stdout);
+  return folder;
 }

@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from './schema-engine.ts';
+import { ROOT } from './paths.ts';
 
 const NEXT_BIN = path.join(ROOT, 'node_modules/next/dist/bin/next');
 const SOURCES = ['app', 'lib', 'public', 'proxy.ts', 'instrumentation.ts', 'next.config.ts', 'package-lock.json'];

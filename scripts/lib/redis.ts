@@ -17,12 +17,18 @@ export async function startRedisServer(options: {
     throw new Error(`Another Redis already answers on 127.0.0.1:${port}. Set EMBEDDED_REDIS_PORT to a free port.`);
   }
   const args = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--protected-mode', 'yes',
-    '--daemonize', 'no',
-    '--loglevel', 'warning',
-    '--appendonly', 'no',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--protected-mode',
+    'yes',
+    '--daemonize',
+    'no',
+    '--loglevel',
+    'warning',
+    '--appendonly',
+    'no',
     ...(dataDir ? ['--dir', dataDir, '--save', '60 1'] : ['--save', '']),
   ];
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });

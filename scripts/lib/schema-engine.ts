@@ -7,10 +7,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { bindMigrationAwareSqlAdapterFactory } from '@prisma/driver-adapter-utils';
-import * as bindings from '@prisma/schema-engine-wasm/schema_engine_bg';
 import type { MigrationList, SchemaEngine, SchemaFilter } from '@prisma/schema-engine-wasm';
+import * as bindings from '@prisma/schema-engine-wasm/schema_engine_bg';
+import pg from 'pg';
+import { ROOT } from './paths.ts';
 
-export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const SCHEMA_PATH = path.join(ROOT, 'prisma/schema.prisma');
 export const MIGRATIONS_DIR = path.join(ROOT, 'prisma/migrations');
 export const NO_FILTER: SchemaFilter = { externalTables: [], externalEnums: [] };
@@ -31,13 +32,23 @@ function loadWasm(): Promise<void> {
   return loaded;
 }
 
-/** Opens the schema engine on a database; `close()` when done. */
-export async function openSchemaEngine(databaseUrl: string): Promise<SchemaEngine> {
+/**
+ * Runs `work` with the schema engine opened on a database, then closes everything. The engine takes
+ * PostgreSQL's migration advisory lock on a session and never lets go (the native engine is a process
+ * that exits); ending our own pool is what releases it for the next migrator.
+ */
+export async function withSchemaEngine<T>(databaseUrl: string, work: (engine: SchemaEngine) => Promise<T>): Promise<T> {
   await loadWasm();
   const schema = await readFile(SCHEMA_PATH, 'utf8');
-  const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPg({ connectionString: databaseUrl }));
-  const logs: string[] = [];
-  return bindings.SchemaEngine.new({ datamodels: [[SCHEMA_PATH, schema]] }, (log: string) => logs.push(log), adapter);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPg(pool));
+  const engine = await bindings.SchemaEngine.new({ datamodels: [[SCHEMA_PATH, schema]] }, () => {}, adapter);
+  try {
+    return await work(engine);
+  } finally {
+    engine.free();
+    await pool.end();
+  }
 }
 
 /** The committed migrations, in the shape the engine expects (Prisma's standard folder layout). */

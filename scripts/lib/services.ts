@@ -1,16 +1,17 @@
 // The services the app needs: the servers named by DATABASE_URL / REDIS_URL, or, where unset, the
 // embedded ones (a real PostgreSQL from npm, a real redis-server) on their own non-default ports.
 import path from 'node:path';
+import { ROOT } from './paths.ts';
 import { startEmbeddedPostgres } from './postgres.ts';
 import { startRedisServer } from './redis.ts';
-import { ROOT } from './schema-engine.ts';
 import { ensureProgram, REDIS_SERVER } from './system-programs.ts';
 
 export type Services = { databaseUrl: string; redisUrl: string; started: string[]; stop: () => Promise<void> };
 
 export async function startServices(options: {
-  /** Where embedded data lives, under .data/ (git-ignored). */
+  /** Embedded data lives in <dataDir>/<profile>/ (git-ignored). */
   profile: 'demo' | 'test';
+  dataDir: string;
   databaseUrl?: string;
   redisUrl?: string;
   postgresPort: number;
@@ -18,7 +19,7 @@ export async function startServices(options: {
   log: (line: string) => void;
 }): Promise<Services> {
   const { profile, log } = options;
-  const dataDir = path.join(ROOT, '.data', profile);
+  const dataDir = path.resolve(ROOT, options.dataDir, profile);
   const stops: Array<() => Promise<void>> = [];
   const started: string[] = [];
   const stop = async () => {

@@ -49,7 +49,10 @@ export function ensureProgram(program: SystemProgram, log: (line: string) => voi
     log(`${program.name} is missing: installing the Debian package "${program.apt}" with apt-get (once)...`);
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     const install = () =>
-      execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', program.apt], { stdio: 'ignore', env });
+      execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', program.apt], {
+        stdio: 'ignore',
+        env,
+      });
     try {
       install();
     } catch {

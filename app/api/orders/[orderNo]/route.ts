@@ -4,8 +4,9 @@ import { findOrderView } from '@/lib/payments/orders';
 
 export const GET = withProblems(
   async (_request: Request, context: RouteContext<'/api/orders/[orderNo]'>): Promise<Response> => {
-  const { orderNo } = await context.params;
-  const order = OrderNoSchema.safeParse(orderNo).success ? await findOrderView(orderNo) : null;
-  if (!order) return problem(404, 'order-not-found', 'Order not found', { detail: `No order ${orderNo}.` });
-  return json(order);
-});
+    const { orderNo } = await context.params;
+    const order = OrderNoSchema.safeParse(orderNo).success ? await findOrderView(orderNo) : null;
+    if (!order) return problem(404, 'order-not-found', 'Order not found', { detail: `No order ${orderNo}.` });
+    return json(order);
+  },
+);

@@ -1,0 +1,141 @@
+// The launcher, as a user runs it: `npm run demo` with external servers, with its own embedded ones,
+// with a bad configuration, and what is left running after Ctrl-C.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from './lib/paths.ts';
+
+type Launch = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
+
+function launch(extraEnv: Record<string, string | undefined>): Launch {
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', ...extraEnv };
+  for (const [key, value] of Object.entries(extraEnv)) if (value === undefined) delete env[key];
+  const child = spawn(process.execPath, ['--conditions=react-server', '--import', 'tsx', 'scripts/demo.ts'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function waitForOutput(run: Launch, pattern: RegExp, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(run.output())) {
+    if (Date.now() > deadline || run.child.exitCode !== null) {
+      throw new Error(`launcher did not print ${pattern}; it printed:\n${run.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Every process below `pid`, with its command line (Linux /proc). */
+async function descendants(pid: number): Promise<Array<{ pid: number; command: string }>> {
+  const children = new Map<number, number[]>();
+  const commands = new Map<number, string>();
+  for (const entry of await readdir('/proc')) {
+    const child = Number(entry);
+    if (!Number.isInteger(child)) continue;
+    const stat = await readFile(`/proc/${child}/stat`, 'utf8').catch(() => '');
+    if (!stat) continue;
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), child]);
+    commands.set(child, (await readFile(`/proc/${child}/cmdline`, 'utf8').catch(() => '')).replaceAll('\0', ' '));
+  }
+  const found: Array<{ pid: number; command: string }> = [];
+  const walk = (parent: number) => {
+    for (const child of children.get(parent) ?? []) {
+      found.push({ pid: child, command: commands.get(child) ?? '' });
+      walk(child);
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function stopWithCtrlC(run: Launch): Promise<Array<{ pid: number; command: string }>> {
+  const started = await descendants(run.child.pid ?? -1);
+  run.child.kill('SIGINT');
+  expect(await run.exited).toBe(0);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return started.filter((process) => alive(process.pid));
+}
+
+const tempDirs: string[] = [];
+afterAll(async () => {
+  for (const dir of tempDirs) await rm(dir, { recursive: true, force: true });
+});
+
+describe('npm run demo', () => {
+  it('stops at once with one line naming an invalid variable', async () => {
+    const run = launch({ REDIS_URL: 'not-a-url' });
+    expect(await run.exited).toBe(1);
+    const lines = run.output().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/REDIS_URL: must be a URL starting with redis:\/\/ or rediss:\/\/ \(got "not-a-url"\)/);
+  });
+
+  it('uses the servers named by DATABASE_URL and REDIS_URL and starts none of its own', async () => {
+    const run = launch({ PORT: '3101' });
+    await waitForOutput(run, /ready: http:\/\/localhost:3101/);
+    expect(run.output()).toContain('using the servers you configured');
+    const health = await fetch('http://127.0.0.1:3101/api/health');
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok', redis: 'ok', database: 'ok' });
+
+    const processes = await descendants(run.child.pid ?? -1);
+    expect(processes.some((p) => /redis-server|postgres/.test(p.command))).toBe(false);
+    expect(processes.some((p) => /next/.test(p.command))).toBe(true);
+    expect(await stopWithCtrlC(run)).toEqual([]);
+  });
+
+  it('starts its own PostgreSQL and Redis, keeps the data for the next run, and leaves nothing behind', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'payonce-demo-'));
+    tempDirs.push(dataDir);
+    await chmod(dataDir, 0o755); // PostgreSQL runs as its own user and must reach its folder
+    const env = {
+      PORT: '3102',
+      DATABASE_URL: undefined,
+      REDIS_URL: undefined,
+      DATA_DIR: dataDir,
+      EMBEDDED_POSTGRES_PORT: process.env.TEST_EMBEDDED_POSTGRES_PORT,
+      EMBEDDED_REDIS_PORT: process.env.TEST_EMBEDDED_REDIS_PORT,
+    };
+
+    const first = launch(env);
+    await waitForOutput(first, /ready: http:\/\/localhost:3102/);
+    expect(first.output()).toMatch(/started Redis on 127\.0\.0\.1:\d+ and PostgreSQL on 127\.0\.0\.1:\d+/);
+    const started = await descendants(first.child.pid ?? -1);
+    expect(started.some((p) => p.command.includes('redis-server'))).toBe(true);
+    expect(started.some((p) => p.command.includes('postgres'))).toBe(true);
+    const created = await fetch('http://127.0.0.1:3102/api/orders', { method: 'POST', body: '{"amountCents":777}' });
+    expect(created.status).toBe(201);
+    const { orderNo } = (await created.json()) as { orderNo: string };
+    expect(await stopWithCtrlC(first)).toEqual([]);
+
+    const second = launch(env);
+    await waitForOutput(second, /ready: http:\/\/localhost:3102/);
+    const again = await fetch(`http://127.0.0.1:3102/api/orders/${orderNo}`);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ orderNo, amountCents: 777, status: 'PENDING' });
+    expect(await stopWithCtrlC(second)).toEqual([]);
+  });
+});

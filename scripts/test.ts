@@ -1,0 +1,109 @@
+// `npm test`: every check, against real services that this script starts and stops itself.
+//   types → lint → build → unit + integration (vitest; real PostgreSQL and Redis) → Playwright (Chromium)
+// The services use their own ports and a throwaway data folder (.data/test): demo data is never touched.
+// `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`.
+import { spawnSync } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { applyMigrations } from './lib/migrations.ts';
+import { buildApp, buildIsStale, nextEnv } from './lib/next-app.ts';
+import { ROOT } from './lib/paths.ts';
+import { type Services, startServices } from './lib/services.ts';
+import { CHROMIUM, ensureProgram, REDIS_SERVER } from './lib/system-programs.ts';
+
+const TEST_PORTS = { postgres: 55433, redis: 56380, app: 3100 };
+const STEPS = ['types', 'lint', 'build', 'vitest', 'e2e'] as const;
+type Step = (typeof STEPS)[number];
+
+const log = (line: string) => console.log(`\n[test] ${line}`);
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  const result = spawnSync(command, args, { cwd: ROOT, env, stdio: 'inherit' });
+  return result.status === 0;
+}
+
+const npx = (bin: string) => path.join(ROOT, 'node_modules/.bin', bin);
+
+async function main(): Promise<number> {
+  const onlyIndex = process.argv.indexOf('--only');
+  const only = onlyIndex > 0 ? (process.argv[onlyIndex + 1] as Step | undefined) : undefined;
+  if (only && !STEPS.includes(only)) throw new Error(`--only takes one of: ${STEPS.join(', ')}`);
+  const wanted = (step: Step) => !only || only === step || (step === 'build' && (only === 'e2e' || only === 'vitest'));
+
+  const results: Array<{ step: string; ok: boolean; seconds: number }> = [];
+  const timed = async (step: string, work: () => boolean | Promise<boolean>) => {
+    log(`${step}...`);
+    const started = Date.now();
+    let ok = false;
+    try {
+      ok = await work();
+    } catch (error) {
+      console.error(error instanceof Error ? error.message : error);
+    }
+    results.push({ step, ok, seconds: (Date.now() - started) / 1000 });
+    return ok;
+  };
+
+  const chromiumPath = wanted('e2e') ? ensureProgram(CHROMIUM, log) : '';
+  ensureProgram(REDIS_SERVER, log);
+
+  if (wanted('types')) await timed('types (tsc)', () => run(npx('next'), ['typegen']) && run(npx('tsc'), ['--noEmit']));
+  if (wanted('lint')) await timed('lint (biome)', () => run(npx('biome'), ['check', '.']));
+
+  let services: Services | undefined;
+  const stop = async () => {
+    await services?.stop();
+    services = undefined;
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => void stop().then(() => process.exit(130)));
+  }
+  try {
+    if (wanted('vitest') || wanted('e2e')) {
+      const dataDir = path.join(ROOT, '.data/test');
+      await rm(dataDir, { recursive: true, force: true });
+      services = await startServices({
+        profile: 'test',
+        dataDir: '.data',
+        postgresPort: TEST_PORTS.postgres,
+        redisPort: TEST_PORTS.redis,
+        log,
+      });
+      await applyMigrations(services.databaseUrl);
+      log(`services: ${services.started.join(', ')}`);
+    }
+    const env = nextEnv({
+      NODE_ENV: 'test',
+      DATABASE_URL: services?.databaseUrl ?? '',
+      REDIS_URL: services?.redisUrl ?? '',
+      CHROMIUM_PATH: chromiumPath,
+      E2E_PORT: String(TEST_PORTS.app),
+      TEST_EMBEDDED_POSTGRES_PORT: String(TEST_PORTS.postgres + 10),
+      TEST_EMBEDDED_REDIS_PORT: String(TEST_PORTS.redis + 10),
+    });
+    if (wanted('build')) {
+      await timed('build (next build)', () => {
+        if (buildIsStale()) buildApp({ ...env, NODE_ENV: 'production' });
+        return true;
+      });
+    }
+    if (wanted('vitest')) await timed('unit + integration (vitest)', () => run(npx('vitest'), ['run'], env));
+    if (wanted('e2e')) await timed('end to end (Playwright, Chromium)', () => run(npx('playwright'), ['test'], env));
+  } finally {
+    await stop();
+  }
+
+  console.log('\n[test] summary');
+  for (const { step, ok, seconds } of results) {
+    console.log(`  ${ok ? 'pass' : 'FAIL'}  ${step.padEnd(36)} ${seconds.toFixed(1).padStart(6)} s`);
+  }
+  return results.every((result) => result.ok) ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`[test] ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

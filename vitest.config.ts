@@ -1,0 +1,30 @@
+import path from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+const alias = {
+  '@': path.resolve(import.meta.dirname),
+  // `server-only` throws outside React's server condition; tests run server code in plain Node.
+  'server-only': path.resolve(import.meta.dirname, 'node_modules/server-only/empty.js'),
+};
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    projects: [
+      {
+        resolve: { alias },
+        test: { name: 'unit', include: ['lib/**/*.test.ts', 'scripts/**/*.test.ts'], exclude: ['**/*.int.test.ts'] },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: 'integration',
+          include: ['lib/**/*.int.test.ts', 'scripts/**/*.int.test.ts'],
+          setupFiles: ['./test/integration-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
