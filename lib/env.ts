@@ -31,6 +31,11 @@ export const EnvSchema = z.object({
   /** Ports of the embedded services that `npm run demo` starts (non-default, to leave yours alone). */
   EMBEDDED_POSTGRES_PORT: port.default(55432),
   EMBEDDED_REDIS_PORT: port.default(56379),
+  /** This app instance's name, on the timeline and in attempt ids (cluster mode runs two). */
+  INSTANCE_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,24}$/, { message: 'must be 1-24 letters, digits, "_" or "-"' })
+    .optional(),
   /** The lab's routes and page. On in the demo; turn off where the lab must not be reachable. */
   LAB_ENABLED: flag.default(true),
   /** Layer 1: lifetime of a one-time checkout token. */

@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from './lib/paths.ts';
 
@@ -79,6 +80,17 @@ async function stopWithCtrlC(run: Launch): Promise<Array<{ pid: number; command:
   return started.filter((process) => alive(process.pid));
 }
 
+async function freshDatabase(name: string): Promise<string> {
+  const url = new URL(process.env.DATABASE_URL ?? '');
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 const tempDirs: string[] = [];
 afterAll(async () => {
   for (const dir of tempDirs) await rm(dir, { recursive: true, force: true });
@@ -94,7 +106,8 @@ describe('npm run demo', () => {
   });
 
   it('uses the servers named by DATABASE_URL and REDIS_URL and starts none of its own', async () => {
-    const run = launch({ PORT: '3101' });
+    // Its own database on the test server: the app's background reconciler must not touch other tests' orders.
+    const run = launch({ PORT: '3101', DATABASE_URL: await freshDatabase('payonce_launcher') });
     await waitForOutput(run, /ready: http:\/\/localhost:3101/);
     expect(run.output()).toContain('using the servers you configured');
     const health = await fetch('http://127.0.0.1:3101/api/health');

@@ -29,3 +29,7 @@ export async function findOrderView(orderNo: string): Promise<OrderView | null> 
   ]);
   return order ? { ...order, charges } : null;
 }
+
+export async function orderExists(orderNo: string): Promise<boolean> {
+  return (await getDb().order.count({ where: { orderNo } })) === 1;
+}

@@ -26,6 +26,7 @@ CREATE TABLE "idempotent_record" (
     "id" SERIAL NOT NULL,
     "biz_type" VARCHAR(32) NOT NULL,
     "biz_no" VARCHAR(64) NOT NULL,
+    "owner" VARCHAR(64) NOT NULL,
     "outcome" JSONB,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 

@@ -1,0 +1,41 @@
+import 'server-only';
+// Layer 1: the one-time checkout token. The checkout page gets a token when it loads; the pay action
+// consumes it with an atomic compare-and-delete; only the request that deleted it proceeds.
+// Catches: a double submit from the same page. Misses: a refresh (a new page gets a new token) and
+// service-to-service retries (they carry no token); and it cannot return the first request's result.
+import { randomBytes } from 'node:crypto';
+import type { Result } from 'ioredis';
+import { readLua, redisWith } from '../redis.ts';
+import type { CallerScope } from '../session.ts';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    consumeCheckoutToken(key: string, token: string): Result<number, Context>;
+  }
+}
+
+const CONSUME = readLua('consumeCheckoutToken', 'defences/consume-token.lua', 1);
+
+/** One token per order and caller: a newer page load replaces the older page's token. */
+export function checkoutTokenKey(orderNo: string, caller: CallerScope): string {
+  return `checkout:token:${orderNo}:${caller}`;
+}
+
+export type CheckoutToken = { token: string; expiresAt: Date };
+
+/** 256 bits from the operating system's cryptographic random source. */
+export async function issueCheckoutToken(
+  orderNo: string,
+  caller: CallerScope,
+  ttlSeconds: number,
+): Promise<CheckoutToken> {
+  const token = randomBytes(32).toString('base64url');
+  await redisWith().set(checkoutTokenKey(orderNo, caller), token, 'EX', ttlSeconds);
+  return { token, expiresAt: new Date(Date.now() + ttlSeconds * 1000) };
+}
+
+/** True when this request presented the live token and consumed it; false for any other token. */
+export async function consumeCheckoutToken(orderNo: string, caller: CallerScope, token: string): Promise<boolean> {
+  const deleted = await redisWith(CONSUME).consumeCheckoutToken(checkoutTokenKey(orderNo, caller), token);
+  return deleted === 1;
+}

@@ -1,0 +1,38 @@
+import 'server-only';
+// Layer 3: the payment state machine. The order is claimed before the bank is called, by a conditional
+// update (`UPDATE orders SET status = 'PROCESSING' WHERE order_no = ? AND status = 'PENDING'`): one row
+// changed means this request won; zero means another request already did, so read and return the
+// current state. Every later move is conditional on the status and on this attempt's id.
+// Catches: every duplicate of every source for the same order, with no extra storage.
+// Misses: nothing for an order; it needs a business object with clear states.
+import type { Prisma } from '../generated/prisma/client.ts';
+import { type PaymentEvent, statusesAllowing, targetOf } from './payment-transitions.ts';
+
+type Tx = Prisma.TransactionClient;
+
+/** True when this attempt moved the order from PENDING to PROCESSING. */
+export async function claimOrder(tx: Tx, orderNo: string, attemptId: string): Promise<boolean> {
+  const { count } = await tx.order.updateMany({
+    where: { orderNo, status: { in: statusesAllowing('claim') } },
+    data: { status: targetOf('claim'), attemptId, claimedAt: new Date() },
+  });
+  return count === 1;
+}
+
+/**
+ * Applies `event` to the order if its status allows it and, unless `attemptId` is null, if this attempt
+ * still holds the claim. True when the row moved.
+ */
+export async function moveOrder(
+  tx: Tx,
+  orderNo: string,
+  attemptId: string | null,
+  event: PaymentEvent,
+  data: Omit<Prisma.OrderUpdateManyMutationInput, 'status'> = {},
+): Promise<boolean> {
+  const { count } = await tx.order.updateMany({
+    where: { orderNo, status: { in: statusesAllowing(event) }, ...(attemptId === null ? {} : { attemptId }) },
+    data: { ...data, status: targetOf(event) },
+  });
+  return count === 1;
+}

@@ -1,0 +1,39 @@
+// The caller of an API route: the X-Client-Id header for services, else the browser's session cookie.
+// Request keys and tokens are scoped by it, so one caller never sees another's.
+import type { NextRequest } from 'next/server';
+import {
+  type CallerScope,
+  ClientIdSchema,
+  clientScope,
+  SESSION_COOKIE,
+  SessionIdSchema,
+  sessionScope,
+} from '../session.ts';
+import { problem } from './problem.ts';
+
+export function callerOf(request: NextRequest): { ok: true; caller: CallerScope } | { ok: false; response: Response } {
+  const clientId = request.headers.get('x-client-id');
+  if (clientId !== null) {
+    const parsed = ClientIdSchema.safeParse(clientId);
+    if (!parsed.success) {
+      const message = parsed.error.issues[0]?.message ?? 'is invalid';
+      return {
+        ok: false,
+        response: problem(400, 'invalid-client-id', 'Invalid X-Client-Id', {
+          detail: `X-Client-Id ${message}`,
+          errors: [{ field: 'X-Client-Id', message }],
+        }),
+      };
+    }
+    return { ok: true, caller: clientScope(parsed.data) };
+  }
+  const session = request.cookies.get(SESSION_COOKIE)?.value;
+  if (session && SessionIdSchema.safeParse(session).success) return { ok: true, caller: sessionScope(session) };
+  return {
+    ok: false,
+    response: problem(400, 'missing-caller', 'Who is calling?', {
+      detail: 'Send an X-Client-Id header (services) or the session cookie (browsers).',
+      errors: [{ field: 'X-Client-Id', message: 'is required' }],
+    }),
+  };
+}

@@ -1,0 +1,21 @@
+import 'server-only';
+// Who this process is: a name (stable across restarts of the same instance) and a boot id (new at every
+// start). Attempt ids carry both, so at start-up an instance can tell the claims its previous life left
+// behind (dead for sure) from those of another instance that is still running.
+import { randomBytes } from 'node:crypto';
+import { env } from './env.ts';
+
+const BOOT_ID = randomBytes(4).toString('hex');
+
+export function instanceName(): string {
+  return env().INSTANCE_NAME ?? `app-${env().PORT}`;
+}
+
+export function bootPrefix(): string {
+  return `${instanceName()}.${BOOT_ID}.`;
+}
+
+/** A new attempt id: `<instance>.<boot>.<random>`, at most 64 characters. */
+export function newAttemptId(): string {
+  return `${bootPrefix()}${randomBytes(8).toString('hex')}`;
+}

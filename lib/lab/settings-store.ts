@@ -1,0 +1,30 @@
+import 'server-only';
+// The lab's global settings live in Redis, so every app instance (and every open tab) sees the same
+// switches without a restart. An order may carry its own settings (given at creation), which win.
+import { getRedis } from '../redis.ts';
+import {
+  DEFAULT_LAB_SETTINGS,
+  type LabSettings,
+  type LabSettingsPatch,
+  mergeLabSettings,
+  parseStoredLabSettings,
+} from './settings.ts';
+
+const KEY = 'lab:config';
+
+export async function getLabSettings(): Promise<LabSettings> {
+  return parseStoredLabSettings(await getRedis().get(KEY));
+}
+
+/** Merges a partial change into the global settings and returns the whole. */
+export async function updateLabSettings(patch: LabSettingsPatch): Promise<LabSettings> {
+  // Last writer wins for the lab's switches: they are set by hand, one teacher at a time.
+  const next = mergeLabSettings(await getLabSettings(), patch);
+  await getRedis().set(KEY, JSON.stringify(next));
+  return next;
+}
+
+export async function resetLabSettings(): Promise<LabSettings> {
+  await getRedis().set(KEY, JSON.stringify(DEFAULT_LAB_SETTINGS));
+  return DEFAULT_LAB_SETTINGS;
+}

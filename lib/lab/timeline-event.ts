@@ -1,0 +1,20 @@
+// One step of one payment request, as the lab's timeline shows it. Pure types, shared with the browser.
+import type { Layer } from './settings.ts';
+
+export type TimelineStep = Layer | 'request' | 'bank' | 'reconcile' | 'outcome';
+
+export type TimelineEvent = {
+  /** One lane per request. */
+  requestId: string;
+  orderNo: string;
+  channel: 'browser' | 'api' | 'reconciler';
+  /** Which app instance handled it (cluster mode shows two). */
+  instance: string;
+  step: TimelineStep;
+  /** What the step decided: "passed", "stopped", "off", "charged", ... */
+  decision: string;
+  /** Why, in words a workshop can read. */
+  detail?: string;
+  durationMs: number;
+  at: number;
+};

@@ -1,0 +1,315 @@
+// The four layers and the pipeline, against the real Redis and PostgreSQL, under real concurrency.
+// The number that matters is the card network's: how many charges the order has.
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  ALL_OFF,
+  ALL_ON,
+  chargeCount,
+  newOrder,
+  only,
+  orderRow,
+  SimulatedCrash,
+  setOrderLab,
+  sleep,
+  testPayOptions,
+} from '../../test/payments.ts';
+import { issueCheckoutToken } from '../defences/checkout-token.ts';
+import type { Layers } from '../lab/settings.ts';
+import { getRedis } from '../redis.ts';
+import { type CallerScope, clientScope, sessionScope } from '../session.ts';
+import { type PayResult, pay } from './pay.ts';
+import { reconcileStalePayments } from './reconcile.ts';
+
+const N = 20;
+const newSession = (): CallerScope => sessionScope(randomBytes(16).toString('base64url'));
+const kinds = (results: PayResult[]) => results.map((result) => result.kind);
+
+/** N concurrent submits of one checkout page: one session, one page token. */
+async function doubleSubmits(layers: Layers, n = N) {
+  const orderNo = await newOrder({ layers, faults: { bankLatencyMs: 150 } });
+  const caller = newSession();
+  const { token } = await issueCheckoutToken(orderNo, caller, 300);
+  const results = await Promise.all(
+    Array.from({ length: n }, () =>
+      pay({ orderNo, caller, channel: 'browser', checkoutToken: token }, testPayOptions()),
+    ),
+  );
+  return { orderNo, results, charges: await chargeCount(orderNo) };
+}
+
+function expectOneFirstOutcome(results: PayResult[]) {
+  const completed = results.filter((result) => result.kind === 'completed');
+  expect(completed).toHaveLength(1);
+  const first = completed[0]?.kind === 'completed' ? completed[0].outcome : undefined;
+  expect(first?.status).toBe('PAID');
+  for (const result of results) {
+    if (result.kind === 'duplicate') expect(result.outcome).toEqual(first);
+  }
+  return first;
+}
+
+describe('N concurrent duplicates of one payment', () => {
+  it('layer 1 alone: one request consumes the token, the others are "already submitted"', async () => {
+    const { results, charges } = await doubleSubmits(only('token'));
+    expect(charges).toBe(1);
+    expectOneFirstOutcome(results);
+    expect(kinds(results).filter((kind) => kind === 'already_submitted')).toHaveLength(N - 1);
+  });
+
+  for (const layer of ['requestKey', 'stateMachine', 'uniqueConstraint'] as const) {
+    it(`${layer} alone: one charge; the others get the first outcome or "in progress" from ${layer}`, async () => {
+      const { results, charges } = await doubleSubmits(only(layer));
+      expect(charges).toBe(1);
+      expectOneFirstOutcome(results);
+      for (const result of results.filter((r) => r.kind !== 'completed')) {
+        expect(['duplicate', 'in_progress']).toContain(result.kind);
+        if (result.kind === 'duplicate' || result.kind === 'in_progress') expect(result.answeredBy).toBe(layer);
+      }
+    });
+  }
+
+  it('all four layers: one charge; the same page is stopped by the token', async () => {
+    const { results, charges } = await doubleSubmits(ALL_ON);
+    expect(charges).toBe(1);
+    expectOneFirstOutcome(results);
+    expect(kinds(results).filter((kind) => kind === 'already_submitted')).toHaveLength(N - 1);
+  });
+
+  it('all four layers: one charge when N different sessions (tabs, devices) pay the order at once', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { bankLatencyMs: 150 } });
+    const results = await Promise.all(
+      Array.from({ length: N }, async () => {
+        const caller = newSession();
+        const { token } = await issueCheckoutToken(orderNo, caller, 300);
+        return pay({ orderNo, caller, channel: 'browser', checkoutToken: token }, testPayOptions());
+      }),
+    );
+    expect(await chargeCount(orderNo)).toBe(1);
+    expectOneFirstOutcome(results);
+    for (const result of results.filter((r) => r.kind !== 'completed')) {
+      expect(['duplicate', 'in_progress']).toContain(result.kind);
+    }
+  });
+
+  it('all four layers off: the card is charged once per request', async () => {
+    const { results, charges } = await doubleSubmits(ALL_OFF);
+    expect(charges).toBe(N);
+    expect(kinds(results).every((kind) => kind === 'completed')).toBe(true);
+  });
+
+  it('an API burst with one Idempotency-Key: one charge, every other answer from layer 2', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { bankLatencyMs: 150 } });
+    const caller = clientScope('shop-backend');
+    const results = await Promise.all(
+      Array.from({ length: N }, () =>
+        pay(
+          { orderNo, caller, channel: 'api', idempotencyKey: `burst-${orderNo}`, amountCents: 4200 },
+          testPayOptions(),
+        ),
+      ),
+    );
+    expect(await chargeCount(orderNo)).toBe(1);
+    expectOneFirstOutcome(results);
+  });
+});
+
+describe('sequential duplicates (the second after the first finished)', () => {
+  it('layer 2 replays the stored outcome', async () => {
+    const orderNo = await newOrder({ layers: only('requestKey') });
+    const caller = newSession();
+    const first = await pay({ orderNo, caller, channel: 'browser' }, testPayOptions());
+    const second = await pay({ orderNo, caller, channel: 'browser' }, testPayOptions());
+    expect(first.kind).toBe('completed');
+    expect(second).toMatchObject({ kind: 'duplicate', answeredBy: 'requestKey' });
+    if (first.kind === 'completed' && second.kind === 'duplicate') expect(second.outcome).toEqual(first.outcome);
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  it('layer 3 returns the current state', async () => {
+    const orderNo = await newOrder({ layers: only('stateMachine') });
+    const first = await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions());
+    const second = await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions());
+    expect(second).toMatchObject({ kind: 'duplicate', answeredBy: 'stateMachine' });
+    if (first.kind === 'completed' && second.kind === 'duplicate') expect(second.outcome).toEqual(first.outcome);
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  it('layer 4 returns the outcome stored on the dedup row', async () => {
+    const orderNo = await newOrder({ layers: only('uniqueConstraint') });
+    const first = await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions());
+    const second = await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions());
+    expect(second).toMatchObject({ kind: 'duplicate', answeredBy: 'uniqueConstraint' });
+    if (first.kind === 'completed' && second.kind === 'duplicate') expect(second.outcome).toEqual(first.outcome);
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  it('with no layer, the second request charges again', async () => {
+    const orderNo = await newOrder({ layers: ALL_OFF });
+    await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions());
+    await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions());
+    expect(await chargeCount(orderNo)).toBe(2);
+  });
+});
+
+describe('detail 3: when to release the claim', () => {
+  const api = (orderNo: string, key: string) =>
+    ({ orderNo, caller: clientScope('detail-3'), channel: 'api', idempotencyKey: key, amountCents: 4200 }) as const;
+
+  it('a failure before the charge releases every claim, and the retry succeeds', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { bankFailure: 'error' } });
+    const first = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
+    expect(first.kind).toBe('failed_retryable');
+    expect((await orderRow(orderNo)).status).toBe('PENDING');
+    expect(await chargeCount(orderNo)).toBe(0);
+
+    await setOrderLab(orderNo, { layers: ALL_ON, faults: { bankFailure: 'none' } }); // the bank recovers
+    const retry = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
+    expect(retry.kind).toBe('completed');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  it('a decline is final: the retry gets the same decline, and nothing is charged', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { bankFailure: 'decline' } });
+    const first = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
+    expect(first).toMatchObject({ kind: 'completed', outcome: { status: 'DECLINED' } });
+    await setOrderLab(orderNo, { layers: ALL_ON, faults: { bankFailure: 'none' } });
+    const retry = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
+    expect(retry).toMatchObject({ kind: 'duplicate', outcome: { status: 'DECLINED' } });
+    expect(await chargeCount(orderNo)).toBe(0);
+  });
+
+  it('a crash after the charge keeps the claim: a quick retry is "in progress", never a second charge', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { crashAfterCharge: true } });
+    await expect(pay(api(orderNo, `k-${orderNo}`), testPayOptions())).rejects.toThrow(SimulatedCrash);
+    expect(await chargeCount(orderNo)).toBe(1);
+
+    await setOrderLab(orderNo, { layers: ALL_ON, faults: {} });
+    const retry = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
+    expect(retry).toMatchObject({ kind: 'in_progress', answeredBy: 'requestKey' });
+    const another = await pay(api(orderNo, `other-${orderNo}`), testPayOptions());
+    expect(another).toMatchObject({ kind: 'in_progress', answeredBy: 'stateMachine' });
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  it('a crash after the claim: once the lease runs out, a retry proceeds and gets the one charge', async () => {
+    const leaseMs = 300;
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { crashAfterCharge: true } });
+    await expect(pay(api(orderNo, `k-${orderNo}`), testPayOptions({ leaseMs }))).rejects.toThrow(SimulatedCrash);
+    const [charge] = await (await import('./bank.ts')).listCharges(orderNo);
+
+    await setOrderLab(orderNo, { layers: ALL_ON, faults: {} });
+    await sleep(leaseMs + 100);
+    const retry = await pay(api(orderNo, `k-${orderNo}`), testPayOptions({ leaseMs }));
+    expect(retry).toMatchObject({ kind: 'duplicate', outcome: { status: 'PAID', chargeId: charge?.id } });
+    expect(await chargeCount(orderNo)).toBe(1);
+    expect((await orderRow(orderNo)).status).toBe('PAID');
+    // And the key now replays it.
+    const again = await pay(api(orderNo, `k-${orderNo}`), testPayOptions({ leaseMs }));
+    expect(again).toMatchObject({ kind: 'duplicate', answeredBy: 'requestKey', outcome: { chargeId: charge?.id } });
+  });
+
+  it('an unknown outcome (the bank timed out after charging) is settled by asking the bank', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { bankTimeoutAfterCharge: true } });
+    const first = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
+    expect(first).toMatchObject({ kind: 'in_progress', answeredBy: 'bank' });
+    expect((await orderRow(orderNo)).status).toBe('UNKNOWN');
+
+    await setOrderLab(orderNo, { layers: ALL_ON, faults: {} });
+    const retry = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
+    expect(retry).toMatchObject({ kind: 'duplicate', answeredBy: 'reconciler', outcome: { status: 'PAID' } });
+    expect(await chargeCount(orderNo)).toBe(1);
+    expect((await orderRow(orderNo)).status).toBe('PAID');
+  });
+
+  it('the background reconciler settles unknown payments nobody retries', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { bankTimeoutAfterCharge: true } });
+    await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
+    expect((await orderRow(orderNo)).status).toBe('UNKNOWN');
+    await reconcileStalePayments();
+    const row = await orderRow(orderNo);
+    expect(row.status).toBe('PAID');
+    expect(row.chargeId).toMatch(/^ch_/);
+  });
+});
+
+describe('Redis loses its memory between two duplicates', () => {
+  for (const layers of [ALL_ON, only('requestKey', 'uniqueConstraint')]) {
+    const guard = layers.stateMachine ? 'stateMachine' : 'uniqueConstraint';
+    it(`still one charge: ${guard} answers with the first outcome`, async () => {
+      const orderNo = await newOrder({ layers });
+      const caller = clientScope('flush');
+      const first = await pay({ orderNo, caller, channel: 'api', idempotencyKey: `same-${orderNo}` }, testPayOptions());
+      await getRedis().flushdb(); // this worker's own logical database (test/integration-setup.ts)
+      const second = await pay(
+        { orderNo, caller, channel: 'api', idempotencyKey: `same-${orderNo}` },
+        testPayOptions(),
+      );
+      expect(second).toMatchObject({ kind: 'duplicate', answeredBy: guard });
+      if (first.kind === 'completed' && second.kind === 'duplicate') expect(second.outcome).toEqual(first.outcome);
+      expect(await chargeCount(orderNo)).toBe(1);
+    });
+  }
+});
+
+describe('misuse', () => {
+  it('a key reused with a different amount is a mismatch, and charges nothing more', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON });
+    const caller = clientScope('reuse');
+    await pay({ orderNo, caller, channel: 'api', idempotencyKey: 'k', amountCents: 4200 }, testPayOptions());
+    const reused = await pay(
+      { orderNo, caller, channel: 'api', idempotencyKey: 'k', amountCents: 100 },
+      testPayOptions(),
+    );
+    expect(reused.kind).toBe('mismatch');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  it('a wrong amount on a fresh key is refused and leaves the key free', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON });
+    const caller = clientScope('amount');
+    const wrong = await pay({ orderNo, caller, channel: 'api', idempotencyKey: 'k', amountCents: 1 }, testPayOptions());
+    expect(wrong).toMatchObject({ kind: 'amount_mismatch', orderAmountCents: 4200 });
+    const right = await pay(
+      { orderNo, caller, channel: 'api', idempotencyKey: 'k2', amountCents: 4200 },
+      testPayOptions(),
+    );
+    expect(right.kind).toBe('completed');
+  });
+
+  it('a token is refused when it is another session’s, forged, reused or expired', async () => {
+    const orderNo = await newOrder({ layers: only('token') });
+    const alice = newSession();
+    const bob = newSession();
+    const { token } = await issueCheckoutToken(orderNo, alice, 300);
+
+    expect((await pay({ orderNo, caller: bob, channel: 'browser', checkoutToken: token })).kind).toBe(
+      'already_submitted',
+    );
+    const forged = randomBytes(32).toString('base64url');
+    expect((await pay({ orderNo, caller: alice, channel: 'browser', checkoutToken: forged })).kind).toBe(
+      'already_submitted',
+    );
+    expect((await pay({ orderNo, caller: alice, channel: 'browser' })).kind).toBe('already_submitted');
+    expect(await chargeCount(orderNo)).toBe(0);
+
+    expect((await pay({ orderNo, caller: alice, channel: 'browser', checkoutToken: token })).kind).toBe('completed');
+    expect((await pay({ orderNo, caller: alice, channel: 'browser', checkoutToken: token })).kind).toBe(
+      'already_submitted',
+    );
+
+    const other = await newOrder({ layers: only('token') });
+    const short = await issueCheckoutToken(other, alice, 1);
+    await sleep(1_100);
+    expect((await pay({ orderNo: other, caller: alice, channel: 'browser', checkoutToken: short.token })).kind).toBe(
+      'already_submitted',
+    );
+    expect(await chargeCount(orderNo)).toBe(1);
+    expect(await chargeCount(other)).toBe(0);
+  });
+
+  it('an unknown order is refused', async () => {
+    const result = await pay({ orderNo: 'ord_0000000000000000', caller: newSession(), channel: 'api' });
+    expect(result.kind).toBe('order_not_found');
+  });
+});

@@ -1,0 +1,28 @@
+import 'server-only';
+// Runs the reconciler in the app process: once at start-up (claims this instance's previous life left
+// behind are settled at once) and then every few seconds (stale claims of any instance, unknown outcomes).
+import { env } from '../env.ts';
+import { reconcileStalePayments } from './reconcile.ts';
+
+const EVERY_MS = 5_000;
+let started = false;
+
+export function startReconciler(): void {
+  if (started) return;
+  started = true;
+  let failing = false;
+  const sweep = async (atStartup: boolean) => {
+    try {
+      const looked = await reconcileStalePayments({ atStartup });
+      if (atStartup && looked > 0) console.log(`[reconcile] settled ${looked} payment(s) left over at start-up`);
+      if (failing) console.log('[reconcile] running again');
+      failing = false;
+    } catch (error) {
+      // A database outage: say it once, keep trying.
+      if (!failing) console.error(`[reconcile] paused: ${error instanceof Error ? error.message : error}`);
+      failing = true;
+    }
+  };
+  void sweep(true);
+  setInterval(() => void sweep(false), Math.min(EVERY_MS, env().REQUEST_KEY_LEASE_MS)).unref();
+}

@@ -1,0 +1,57 @@
+// Helpers for the integration tests of the payment pipeline (real PostgreSQL and Redis).
+import { getDb } from '@/lib/db';
+import type { LabSettingsPatch, Layers } from '@/lib/lab/settings';
+import { createOrder } from '@/lib/payments/orders';
+import { defaultPayOptions, type PayOptions } from '@/lib/payments/pay';
+
+export const ALL_OFF: Layers = {
+  pendingUi: false,
+  token: false,
+  requestKey: false,
+  stateMachine: false,
+  uniqueConstraint: false,
+};
+export const ALL_ON: Layers = {
+  pendingUi: true,
+  token: true,
+  requestKey: true,
+  stateMachine: true,
+  uniqueConstraint: true,
+};
+
+export function only(...layers: Array<keyof Layers>): Layers {
+  return { ...ALL_OFF, ...Object.fromEntries(layers.map((layer) => [layer, true])) };
+}
+
+export async function newOrder(lab: LabSettingsPatch, amountCents = 4_200): Promise<string> {
+  return (await createOrder({ amountCents, lab })).orderNo;
+}
+
+/** Changes an order's own lab settings mid-test (say, the bank recovers). */
+export async function setOrderLab(orderNo: string, lab: LabSettingsPatch): Promise<void> {
+  await getDb().order.update({ where: { orderNo }, data: { lab } });
+}
+
+/** What the card network recorded for the order: the number the customer cares about. */
+export async function chargeCount(orderNo: string): Promise<number> {
+  return getDb().bankCharge.count({ where: { merchantRef: orderNo } });
+}
+
+export async function orderRow(orderNo: string) {
+  return getDb().order.findUniqueOrThrow({ where: { orderNo } });
+}
+
+/** The process "dies" here: the pipeline must not run another line of its own after it. */
+export class SimulatedCrash extends Error {}
+
+export function testPayOptions(overrides: Partial<PayOptions> = {}): PayOptions {
+  return {
+    ...defaultPayOptions(),
+    crash: () => {
+      throw new SimulatedCrash('crash after charge');
+    },
+    ...overrides,
+  };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
