@@ -30,7 +30,19 @@ export default defineConfig({
       ],
     },
   },
-  projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
+  projects: [
+    // Every spec that keeps to its own orders: in parallel.
+    { name: 'chromium', use: { ...devices['Desktop Chrome'] }, testIgnore: [/lab-global/, /docs-screenshots/] },
+    // Specs that change the global lab settings: after the others, one at a time.
+    {
+      name: 'lab-global',
+      use: { ...devices['Desktop Chrome'] },
+      testMatch: /lab-global\.spec\.ts/,
+      dependencies: ['chromium'],
+    },
+    // `npm run docs:screenshots` only.
+    { name: 'screenshots', use: { ...devices['Desktop Chrome'] }, testMatch: /docs-screenshots\.spec\.ts/ },
+  ],
   webServer: {
     // The production build, as users run it.
     command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${port}`,

@@ -1,18 +1,95 @@
-// The custom `test` of every spec: fresh data per test (each test creates its own orders), and direct
-// access to the database to check what the card network recorded.
-import { test as base, expect } from '@playwright/test';
+// The custom `test` of every spec: fresh data per test (each test creates its own orders, with its own
+// lab settings, so tests run in parallel without touching each other), a page object for the checkout,
+// and direct access to the database to count what the card network recorded.
+import { type APIRequestContext, test as base, expect, type Locator, type Page } from '@playwright/test';
 import pg from 'pg';
 
-type Fixtures = {
-  db: pg.Pool;
+export type Layers = {
+  pendingUi: boolean;
+  token: boolean;
+  requestKey: boolean;
+  stateMachine: boolean;
+  uniqueConstraint: boolean;
+};
+export type Faults = Partial<{
+  bankLatencyMs: number;
+  bankFailure: 'none' | 'decline' | 'error';
+  bankTimeoutAfterCharge: boolean;
+  crashAfterCharge: boolean;
+}>;
+
+export const ALL_ON: Layers = {
+  pendingUi: true,
+  token: true,
+  requestKey: true,
+  stateMachine: true,
+  uniqueConstraint: true,
+};
+export const ALL_OFF: Layers = {
+  pendingUi: false,
+  token: false,
+  requestKey: false,
+  stateMachine: false,
+  uniqueConstraint: false,
 };
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 });
 
-export const test = base.extend<Fixtures>({
+/** Creates an order through the public API, with its own lab settings. */
+export async function createOrder(
+  request: APIRequestContext,
+  lab: { layers: Layers; faults?: Faults },
+  amountCents = 4_200,
+): Promise<string> {
+  const response = await request.post('/api/orders', {
+    data: { amountCents, lab: { layers: lab.layers, faults: lab.faults ?? {} } },
+  });
+  expect(response.status()).toBe(201);
+  return ((await response.json()) as { orderNo: string }).orderNo;
+}
+
+/** What the card network recorded for the order. */
+export async function chargeCount(orderNo: string): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM bank_charges WHERE merchant_ref = $1',
+    [orderNo],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+export class CheckoutPage {
+  readonly payButton: Locator;
+  readonly outcome: Locator;
+  readonly status: Locator;
+  readonly chargeCount: Locator;
+
+  constructor(readonly page: Page) {
+    this.payButton = page.getByRole('button', { name: /Pay/ });
+    this.outcome = page.getByRole('status');
+    this.status = page.getByTestId('order-status');
+    this.chargeCount = page.getByTestId('charge-count');
+  }
+
+  async open(orderNo: string): Promise<this> {
+    await this.page.goto(`/checkout/${orderNo}`);
+    await expect(this.payButton).toBeVisible();
+    return this;
+  }
+
+  /** Waits until the outcome region says something. */
+  async outcomeText(): Promise<string> {
+    await expect(this.outcome).not.toContainText('No payment sent yet', { timeout: 20_000 });
+    return (await this.outcome.textContent()) ?? '';
+  }
+}
+
+export const test = base.extend<{ db: pg.Pool; checkout: CheckoutPage }>({
   // biome-ignore lint/correctness/noEmptyPattern: Playwright's fixture signature
   db: async ({}, use) => {
     await use(pool);
+  },
+  checkout: async ({ page }, use) => {
+    await use(new CheckoutPage(page));
   },
 });
 

@@ -88,7 +88,10 @@ async function main(): Promise<number> {
       });
     }
     if (wanted('vitest')) await timed('unit + integration (vitest)', () => run(npx('vitest'), ['run'], env));
-    if (wanted('e2e')) await timed('end to end (Playwright, Chromium)', () => run(npx('playwright'), ['test'], env));
+    if (wanted('e2e'))
+      await timed('end to end (Playwright, Chromium)', () =>
+        run(npx('playwright'), ['test', '--project=chromium', '--project=lab-global'], env),
+      );
   } finally {
     await stop();
   }

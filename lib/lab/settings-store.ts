@@ -1,11 +1,13 @@
 import 'server-only';
 // The lab's global settings live in Redis, so every app instance (and every open tab) sees the same
 // switches without a restart. An order may carry its own settings (given at creation), which win.
+import { getDb } from '../db.ts';
 import { getRedis } from '../redis.ts';
 import {
   DEFAULT_LAB_SETTINGS,
   type LabSettings,
   type LabSettingsPatch,
+  LabSettingsPatchSchema,
   mergeLabSettings,
   parseStoredLabSettings,
 } from './settings.ts';
@@ -27,4 +29,15 @@ export async function updateLabSettings(patch: LabSettingsPatch): Promise<LabSet
 export async function resetLabSettings(): Promise<LabSettings> {
   await getRedis().set(KEY, JSON.stringify(DEFAULT_LAB_SETTINGS));
   return DEFAULT_LAB_SETTINGS;
+}
+
+/** The settings one order runs with: the global ones, overridden by the order's own. */
+export async function getOrderLabSettings(orderNo: string): Promise<LabSettings | undefined> {
+  const [global, order] = await Promise.all([
+    getLabSettings(),
+    getDb().order.findUnique({ where: { orderNo }, select: { lab: true } }),
+  ]);
+  if (!order) return undefined;
+  const own = LabSettingsPatchSchema.safeParse(order.lab ?? {});
+  return mergeLabSettings(global, own.success ? own.data : undefined);
 }

@@ -36,3 +36,25 @@ export function startLane(
     },
   };
 }
+
+export type StoredTimelineEvent = TimelineEvent & { id: string };
+
+/** Events after the stream id `after`, oldest first; without `after`, the latest `limit` events. */
+export async function readTimeline(after: string | undefined, limit = 400): Promise<StoredTimelineEvent[]> {
+  const redis = getRedis();
+  const entries = after
+    ? await redis.xrange(TIMELINE_KEY, `(${after}`, '+', 'COUNT', limit)
+    : (await redis.xrevrange(TIMELINE_KEY, '+', '-', 'COUNT', limit)).reverse();
+  return entries.flatMap(([id, fields]) => {
+    const raw = fields[fields.indexOf('event') + 1];
+    try {
+      return raw ? [{ id, ...(JSON.parse(raw) as TimelineEvent) }] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+export async function clearTimeline(): Promise<void> {
+  await getRedis().del(TIMELINE_KEY);
+}

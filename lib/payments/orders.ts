@@ -4,6 +4,7 @@ import type { PaymentStatus } from '../generated/prisma/client.ts';
 import type { LabSettingsPatch } from '../lab/settings.ts';
 import { type Charge, listCharges } from './bank.ts';
 import { newOrderNo } from './order-no.ts';
+import { outcomeFromOrder, type PaymentOutcome } from './outcome.ts';
 
 export const DEFAULT_AMOUNT_CENTS = 4_200;
 
@@ -32,4 +33,13 @@ export async function findOrderView(orderNo: string): Promise<OrderView | null> 
 
 export async function orderExists(orderNo: string): Promise<boolean> {
   return (await getDb().order.count({ where: { orderNo } })) === 1;
+}
+
+/** The order's final outcome, if it has one (what a customer told "already submitted" wants to know). */
+export async function findOrderOutcome(orderNo: string): Promise<PaymentOutcome | undefined> {
+  const order = await getDb().order.findUnique({
+    where: { orderNo },
+    select: { orderNo: true, amountCents: true, status: true, chargeId: true, paidAt: true, declineReason: true },
+  });
+  return order ? outcomeFromOrder(order) : undefined;
 }

@@ -30,7 +30,7 @@ import {
 import { fingerprintOf, requestKeyName } from '../defences/request-key-record.ts';
 import { env } from '../env.ts';
 import { instanceName, newAttemptId } from '../instance.ts';
-import { type LabSettings, type Layer, mergeLabSettings } from '../lab/settings.ts';
+import { type LabSettings, LabSettingsPatchSchema, type Layer, mergeLabSettings } from '../lab/settings.ts';
 import { getLabSettings } from '../lab/settings-store.ts';
 import { type Lane, startLane } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
@@ -118,7 +118,8 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
     getLabSettings(),
   ]);
   if (!order) return { kind: 'order_not_found' };
-  const { layers, faults } = mergeLabSettings(globalSettings, order.lab as LabSettings | null);
+  const own = LabSettingsPatchSchema.safeParse(order.lab ?? {});
+  const { layers, faults } = mergeLabSettings(globalSettings, own.success ? own.data : undefined);
   const amountCents = order.amountCents;
   const attemptId = newAttemptId();
   lane.mark('request', 'received', `${request.channel} request for ${amountCents} cents`);

@@ -1,56 +1,60 @@
 import type { Metadata } from 'next';
+import { cookies } from 'next/headers';
+import Link from 'next/link';
 import { notFound } from 'next/navigation';
+import { issueCheckoutToken } from '@/lib/defences/checkout-token';
+import { env } from '@/lib/env';
 import { formatCents } from '@/lib/format';
+import { getOrderLabSettings } from '@/lib/lab/settings-store';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderView } from '@/lib/payments/orders';
+import { SESSION_COOKIE, SessionIdSchema, sessionScope } from '@/lib/session';
+import { CheckoutForm } from './checkout-form';
+import { LiveOrder } from './live-order';
 
 export const metadata: Metadata = { title: 'Checkout' };
 
 export default async function CheckoutPage({ params }: PageProps<'/checkout/[orderNo]'>) {
   const { orderNo } = await params;
-  const order = OrderNoSchema.safeParse(orderNo).success ? await findOrderView(orderNo) : null;
-  if (!order) notFound();
+  if (!OrderNoSchema.safeParse(orderNo).success) notFound();
+  const [order, settings] = await Promise.all([findOrderView(orderNo), getOrderLabSettings(orderNo)]);
+  if (!order || !settings) notFound();
+
+  // Layer 1: the page gets its one-time token when it opens (proxy.ts gave the browser its session).
+  const session = (await cookies()).get(SESSION_COOKIE)?.value ?? '';
+  const token = SessionIdSchema.safeParse(session).success
+    ? (await issueCheckoutToken(orderNo, sessionScope(session), env().CHECKOUT_TOKEN_TTL_SECONDS)).token
+    : '';
+  const amount = formatCents(order.amountCents);
 
   return (
     <>
       <h1>Checkout</h1>
-      <div className="grid">
+      <div className="checkout-grid">
         <section className="card" aria-labelledby="summary-title">
           <h2 id="summary-title">Order summary</h2>
           <dl className="facts">
             <dt>Order</dt>
             <dd className="mono">{order.orderNo}</dd>
             <dt>Amount</dt>
-            <dd>{formatCents(order.amountCents)}</dd>
-            <dt>Status</dt>
-            <dd>
-              <span className={`status-badge status-${order.status}`}>{order.status}</span>
-            </dd>
+            <dd>{amount}</dd>
           </dl>
+          <CheckoutForm
+            orderNo={orderNo}
+            amount={amount}
+            token={token}
+            settings={settings}
+            labEnabled={env().LAB_ENABLED}
+          />
+          {env().LAB_ENABLED ? (
+            <p className="small">
+              <Link href="/lab">Open the lab</Link> in another tab to switch defences off and watch this payment’s path.
+            </p>
+          ) : null}
         </section>
-        <section className="card" aria-labelledby="statement-title">
-          <h2 id="statement-title">Card statement</h2>
-          {order.charges.length === 0 ? (
-            <p className="muted">No charge yet.</p>
-          ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Charge</th>
-                  <th scope="col">Amount</th>
-                </tr>
-              </thead>
-              <tbody>
-                {order.charges.map((charge) => (
-                  <tr key={charge.id}>
-                    <td className="mono">{charge.id}</td>
-                    <td>{formatCents(charge.amountCents)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-        </section>
+        <div className="stack">
+          <LiveOrder initial={JSON.parse(JSON.stringify(order))} />
+        </div>
       </div>
     </>
   );

@@ -1,11 +1,21 @@
+import type { NextRequest } from 'next/server';
 import { readJsonBody } from '@/lib/http/body';
 import { labDisabled } from '@/lib/http/lab-guard';
-import { json, withProblems } from '@/lib/http/problem';
+import { json, problem, withProblems } from '@/lib/http/problem';
 import { LabSettingsPatchSchema } from '@/lib/lab/settings';
-import { getLabSettings, updateLabSettings } from '@/lib/lab/settings-store';
+import { getLabSettings, getOrderLabSettings, updateLabSettings } from '@/lib/lab/settings-store';
+import { OrderNoSchema } from '@/lib/payments/order-no';
 
-export const GET = withProblems(async (): Promise<Response> => {
-  return labDisabled() ?? json(await getLabSettings());
+/** The global settings; with `?orderNo=`, the settings that order runs with (its own win). */
+export const GET = withProblems(async (request: NextRequest): Promise<Response> => {
+  const disabled = labDisabled();
+  if (disabled) return disabled;
+  const orderNo = request.nextUrl.searchParams.get('orderNo');
+  if (orderNo === null) return json(await getLabSettings());
+  const settings = OrderNoSchema.safeParse(orderNo).success ? await getOrderLabSettings(orderNo) : undefined;
+  return settings
+    ? json(settings)
+    : problem(404, 'order-not-found', 'Order not found', { detail: `No order ${orderNo}.` });
 });
 
 /** Merges a partial object into the global lab settings and returns the whole. */

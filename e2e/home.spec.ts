@@ -1,4 +1,4 @@
-import { expect, test } from './fixtures';
+import { CheckoutPage, expect, test } from './fixtures';
 
 test('the home page starts a checkout that shows the new order', async ({ page, db }) => {
   await page.goto('/');
@@ -7,9 +7,11 @@ test('the home page starts a checkout that shows the new order', async ({ page, 
 
   await expect(page).toHaveURL(/\/checkout\/ord_[0-9a-z]{16}$/);
   const orderNo = page.url().split('/').pop() ?? '';
+  const checkout = new CheckoutPage(page);
   await expect(page.getByRole('heading', { name: 'Order summary' })).toBeVisible();
   await expect(page.getByText(orderNo)).toBeVisible();
-  await expect(page.getByText('$42.00')).toBeVisible();
+  await expect(checkout.payButton).toHaveAccessibleName('Pay $42.00');
+  await expect(checkout.status).toHaveText('PENDING');
 
   const { rows } = await db.query('SELECT status, amount_cents FROM orders WHERE order_no = $1', [orderNo]);
   expect(rows).toEqual([{ status: 'PENDING', amount_cents: 4200 }]);

@@ -1,0 +1,101 @@
+'use client';
+import { useActionState, useEffect, useRef } from 'react';
+import { answererName, colourOf, SWITCHES } from '@/lib/lab/layer-info';
+import type { LabSettings } from '@/lib/lab/settings';
+import { usePolling } from '@/lib/ui/use-polling';
+import { payOrder } from './actions';
+import { describePayState, type PayState } from './pay-state';
+
+type Props = {
+  orderNo: string;
+  amount: string;
+  /** The one-time token issued when this page loaded (layer 1). */
+  token: string;
+  settings: LabSettings;
+  labEnabled: boolean;
+};
+
+export function CheckoutForm({ orderNo, amount, token, settings: initialSettings, labEnabled }: Props) {
+  const [state, formAction, isPending] = useActionState<PayState, FormData>(payOrder, { status: 'idle', token });
+  // The lab can switch the pending UI (and the layers) while this page is open.
+  const settings =
+    usePolling<LabSettings>(labEnabled ? `/api/lab/config?orderNo=${orderNo}` : null, 1500, initialSettings) ??
+    initialSettings;
+  const pendingUi = settings.layers.pendingUi;
+
+  // The token for the next submit: a new one after a failure that released everything, else the page's.
+  const tokenRef = useRef(token);
+  if (state.token) tokenRef.current = state.token;
+
+  // Set synchronously on submit, so a second click or Enter in the same instant is refused too.
+  const inFlight = useRef(false);
+  useEffect(() => {
+    if (!isPending) inFlight.current = false;
+  }, [isPending]);
+  const busy = isPending;
+  const blocked = pendingUi && busy;
+
+  const onSubmit = (event: React.FormEvent<HTMLFormElement>) => {
+    if (pendingUi && (inFlight.current || isPending)) {
+      event.preventDefault(); // layer 0: no second request leaves this page
+      return;
+    }
+    inFlight.current = true;
+  };
+
+  const message = describePayState(state, amount);
+
+  return (
+    <form action={formAction} onSubmit={onSubmit} aria-busy={busy} aria-describedby="pay-outcome" className="pay-form">
+      <input type="hidden" name="orderNo" value={orderNo} />
+      <input type="hidden" name="token" value={tokenRef.current} />
+      <button type="submit" className="button pay-button" aria-disabled={blocked}>
+        {blocked ? `Paying ${amount}…` : `Pay ${amount}`}
+      </button>
+      <p className="muted small" aria-hidden={!busy}>
+        {busy
+          ? pendingUi
+            ? 'Payment in flight: the button is disabled until it answers.'
+            : 'Payment in flight, and the button is still live (pending UI is off).'
+          : '\u00a0'}
+      </p>
+      <div
+        id="pay-outcome"
+        role="status"
+        aria-live="polite"
+        className={`outcome ${message ? `tone-${message.tone}` : ''}`}
+      >
+        {message ? (
+          <>
+            <strong>{message.title}.</strong> {message.body}
+            {message.answeredBy ? (
+              <span className="answered-by" style={{ borderColor: colourOf(message.answeredBy as never) }}>
+                Answered by {answererName(message.answeredBy)}
+              </span>
+            ) : null}
+          </>
+        ) : (
+          <span className="muted">No payment sent yet.</span>
+        )}
+      </div>
+      <ul className="defences" aria-label="Defences for this order">
+        {SWITCHES.map((layer) => (
+          <li
+            key={layer.key}
+            className={settings.layers[layer.key] ? 'on' : 'off'}
+            style={{ borderColor: colourOf(layer.key) }}
+          >
+            <span
+              className="dot"
+              style={{
+                background: settings.layers[layer.key] ? colourOf(layer.key) : 'transparent',
+                borderColor: colourOf(layer.key),
+              }}
+            />
+            {layer.number} {layer.name}: {settings.layers[layer.key] ? 'on' : 'off'}
+          </li>
+        ))}
+      </ul>
+    </form>
+  );
+}

@@ -1,0 +1,279 @@
+'use client';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { colourOf, SWITCHES, stepName } from '@/lib/lab/layer-info';
+import { type Faults, type LabSettings, type LabSettingsPatch, mergeLabSettings } from '@/lib/lab/settings';
+import type { TimelineEvent } from '@/lib/lab/timeline-event';
+
+type StoredEvent = TimelineEvent & { id: string };
+type Props = { initialSettings: LabSettings; initialEvents: StoredEvent[]; bankTimeoutMs: number };
+
+const LANES_SHOWN = 30;
+
+export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Props) {
+  const [settings, setSettings] = useState<LabSettings>(initialSettings);
+  const [error, setError] = useState<string>();
+  // Every write bumps the generation; a poll that started before the last write is stale and dropped,
+  // so a switch never flickers back. Other tabs' changes arrive with the next poll.
+  const generation = useRef(0);
+
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const tick = async () => {
+      const started = generation.current;
+      try {
+        const response = await fetch('/api/lab/config', { cache: 'no-store' });
+        if (response.ok && !stopped && started === generation.current)
+          setSettings((await response.json()) as LabSettings);
+      } catch {
+        // restarting: next tick
+      }
+      if (!stopped) timer = setTimeout(tick, 1500);
+    };
+    timer = setTimeout(tick, 1500);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, []);
+
+  const send = async (url: string, init: RequestInit) => {
+    generation.current += 1;
+    setError(undefined);
+    const response = await fetch(url, init).catch(() => undefined);
+    generation.current += 1;
+    if (response?.ok) setSettings((await response.json()) as LabSettings);
+    else setError('The change was not saved: is the app running?');
+  };
+  const change = (patch: LabSettingsPatch) => {
+    setSettings((current) => mergeLabSettings(current, patch)); // at once; the server's answer follows
+    return send('/api/lab/config', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(patch),
+    });
+  };
+  const reset = () => send('/api/lab/reset', { method: 'POST' });
+
+  const setFault = <K extends keyof Faults>(key: K, value: Faults[K]) => change({ faults: { [key]: value } });
+
+  return (
+    <div className="lab-grid">
+      <section className="card" aria-labelledby="switches-title">
+        <h2 id="switches-title">Defences</h2>
+        <ul className="switch-list">
+          {SWITCHES.map((layer) => (
+            <li key={layer.key} style={{ borderLeftColor: colourOf(layer.key) }}>
+              <label>
+                <input
+                  type="checkbox"
+                  role="switch"
+                  aria-checked={settings.layers[layer.key]}
+                  checked={settings.layers[layer.key]}
+                  onChange={(event) => change({ layers: { [layer.key]: event.target.checked } })}
+                />
+                <span>
+                  <strong>
+                    {layer.number}. {layer.name}
+                  </strong>{' '}
+                  <span className="switch-state">{settings.layers[layer.key] ? 'on' : 'off'}</span>
+                  <span className="small muted block">{layer.what}</span>
+                </span>
+              </label>
+            </li>
+          ))}
+        </ul>
+        <fieldset className="faults">
+          <legend className="legend-title">Bank faults</legend>
+          <label className="field">
+            <span>Latency (ms), after the charge is recorded</span>
+            <input
+              type="number"
+              min={0}
+              max={60000}
+              step={250}
+              value={settings.faults.bankLatencyMs}
+              onChange={(event) =>
+                setFault('bankLatencyMs', Math.max(0, Math.min(60000, Number(event.target.value) || 0)))
+              }
+            />
+            <span className="small muted">
+              Above {bankTimeoutMs / 1000} s the merchant stops waiting: the outcome becomes unknown.
+            </span>
+          </label>
+          <label className="field">
+            <span>Fail before charging</span>
+            <select
+              value={settings.faults.bankFailure}
+              onChange={(event) => setFault('bankFailure', event.target.value as Faults['bankFailure'])}
+            >
+              <option value="none">No</option>
+              <option value="decline">Decline the card (final)</option>
+              <option value="error">Bank error (nothing moved, retry allowed)</option>
+            </select>
+          </label>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={settings.faults.bankTimeoutAfterCharge}
+              onChange={(event) => setFault('bankTimeoutAfterCharge', event.target.checked)}
+            />
+            <span>Charge, then time out (the outcome is unknown to the merchant)</span>
+          </label>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={settings.faults.crashAfterCharge}
+              onChange={(event) => setFault('crashAfterCharge', event.target.checked)}
+            />
+            <span>
+              Crash the app right after the charge (<code>npm run demo</code> restarts it; reconciliation settles the
+              payment)
+            </span>
+          </label>
+        </fieldset>
+        <div className="row">
+          <button type="button" className="button secondary" onClick={reset}>
+            Reset: all on, no faults
+          </button>
+          <a className="button secondary" href="/" target="_blank" rel="noreferrer">
+            New checkout in a tab
+          </a>
+        </div>
+        <p role="alert" className="alarm small">
+          {error ?? ''}
+        </p>
+      </section>
+      <Timeline initialEvents={initialEvents} />
+    </div>
+  );
+}
+
+type LaneView = { requestId: string; first: StoredEvent; events: StoredEvent[] };
+
+function Timeline({ initialEvents }: { initialEvents: StoredEvent[] }) {
+  const [events, setEvents] = useState<StoredEvent[]>(initialEvents);
+  const [filter, setFilter] = useState('');
+  const lastId = useRef(initialEvents.at(-1)?.id);
+
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const tick = async () => {
+      try {
+        const query = lastId.current ? `?after=${lastId.current}` : '';
+        const response = await fetch(`/api/lab/timeline${query}`, { cache: 'no-store' });
+        if (response.ok) {
+          const { events: fresh } = (await response.json()) as { events: StoredEvent[] };
+          if (fresh.length > 0 && !stopped) {
+            lastId.current = fresh.at(-1)?.id;
+            setEvents((current) => [...current, ...fresh].slice(-3000));
+          }
+        }
+      } catch {
+        // The app is restarting; keep polling.
+      }
+      if (!stopped) timer = setTimeout(tick, 700);
+    };
+    timer = setTimeout(tick, 700);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, []);
+
+  const lanes = useMemo(() => {
+    const byRequest = new Map<string, LaneView>();
+    for (const event of events) {
+      const lane = byRequest.get(event.requestId);
+      if (lane) lane.events.push(event);
+      else byRequest.set(event.requestId, { requestId: event.requestId, first: event, events: [event] });
+    }
+    const wanted = filter.trim().toLowerCase();
+    return [...byRequest.values()]
+      .filter((lane) => !wanted || lane.first.orderNo.toLowerCase().includes(wanted))
+      .reverse()
+      .slice(0, LANES_SHOWN);
+  }, [events, filter]);
+
+  const clear = async () => {
+    await fetch('/api/lab/timeline', { method: 'DELETE' }).catch(() => undefined);
+    setEvents([]);
+  };
+
+  return (
+    <section className="card timeline-card" aria-labelledby="timeline-title">
+      <div className="row spread">
+        <h2 id="timeline-title">Timeline</h2>
+        <div className="row">
+          <label className="field inline">
+            <span>Order</span>
+            <input
+              type="search"
+              value={filter}
+              placeholder="ord_…"
+              onChange={(event) => setFilter(event.target.value)}
+            />
+          </label>
+          <button type="button" className="button secondary" onClick={clear}>
+            Clear
+          </button>
+        </div>
+      </div>
+      <p className="small muted">
+        One lane per request, newest first: each defence it passed or was stopped by, then the outcome.
+      </p>
+      {lanes.length === 0 ? <p className="muted">No requests yet. Pay in another tab.</p> : null}
+      <ol className="lanes" aria-label="Requests">
+        {lanes.map((lane) => (
+          <Lane key={lane.requestId} lane={lane} />
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+function Lane({ lane }: { lane: LaneView }) {
+  const total = lane.events.reduce((sum, event) => sum + event.durationMs, 0);
+  const outcome = lane.events.find((event) => event.step === 'outcome');
+  const steps = lane.events.filter((event) => event.step !== 'request' && event.step !== 'outcome');
+  return (
+    <li className="lane" data-request-id={lane.requestId} data-order-no={lane.first.orderNo}>
+      <div className="lane-head small">
+        <span className="mono">{new Date(lane.first.at).toLocaleTimeString('en-GB')}</span>
+        <span className="mono">{lane.first.orderNo}</span>
+        <span>{lane.first.channel}</span>
+        <span>{lane.first.instance}</span>
+        <span>{outcome ? `${total} ms` : 'running…'}</span>
+      </div>
+      <ol className="steps">
+        {steps.map((event) => (
+          <li
+            key={event.id}
+            className={`step decision-${event.decision}`}
+            style={{ borderColor: colourOf(event.step) }}
+            title={event.detail}
+            data-step={event.step}
+            data-decision={event.decision}
+          >
+            <span className="step-name">{stepName(event.step)}</span>{' '}
+            <span className="step-decision">{event.decision}</span>
+            {event.detail && event.decision !== 'off' ? <span className="step-detail">{event.detail}</span> : null}
+            {event.durationMs > 0 ? <span className="step-ms">{event.durationMs} ms</span> : null}
+          </li>
+        ))}
+        {outcome ? (
+          <li
+            className={`step outcome outcome-${outcome.decision}`}
+            data-step="outcome"
+            data-decision={outcome.decision}
+          >
+            <span className="step-name">Outcome</span>{' '}
+            <span className="step-decision">{outcome.decision.replace('_', ' ')}</span>
+            {outcome.detail ? <span className="step-detail">{outcome.detail}</span> : null}
+          </li>
+        ) : null}
+      </ol>
+    </li>
+  );
+}

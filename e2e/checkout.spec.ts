@@ -1,0 +1,88 @@
+import AxeBuilder from '@axe-core/playwright';
+import { ALL_OFF, ALL_ON, CheckoutPage, chargeCount, createOrder, expect, test } from './fixtures';
+
+test.describe('checkout', () => {
+  test('double-click Pay with every layer on: one charge, and the customer is told "paid" once', async ({
+    request,
+    checkout,
+  }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLatencyMs: 800 } });
+    await checkout.open(orderNo);
+    await checkout.payButton.dblclick();
+    await expect(checkout.payButton).toHaveAttribute('aria-disabled', 'true');
+    await expect(checkout.outcome).toContainText('Payment successful', { timeout: 15_000 });
+    await expect(checkout.chargeCount).toHaveText('Charged once.');
+    await expect(checkout.status).toHaveText('PAID');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('double-click Pay with the pending UI and all four layers off: two charges', async ({ request, checkout }) => {
+    const orderNo = await createOrder(request, { layers: ALL_OFF, faults: { bankLatencyMs: 800 } });
+    await checkout.open(orderNo);
+    await checkout.payButton.dblclick();
+    await expect(checkout.chargeCount).toHaveText('Charged 2 times for one order!', { timeout: 15_000 });
+    expect(await chargeCount(orderNo)).toBe(2);
+  });
+
+  test('double Enter with only the pending UI on: one request leaves the page', async ({ request, checkout, page }) => {
+    const orderNo = await createOrder(request, {
+      layers: { ...ALL_OFF, pendingUi: true },
+      faults: { bankLatencyMs: 800 },
+    });
+    await checkout.open(orderNo);
+    await checkout.payButton.focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+    await expect(page.locator('form[aria-busy="true"]')).toBeVisible();
+    await expect(checkout.outcome).toContainText('Payment successful', { timeout: 15_000 });
+    await page.waitForTimeout(1_500); // a queued second request would have landed by now
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('the same page submitted again after it finished is stopped by the token and sees the order paid', async ({
+    request,
+    context,
+  }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON });
+    const first = await new CheckoutPage(await context.newPage()).open(orderNo);
+    await first.payButton.click();
+    await expect(first.outcome).toContainText('Payment successful');
+    // The same page, submitted again after it finished (the back button brings it back from cache).
+    await first.payButton.click();
+    await expect(first.outcome).toContainText('Already submitted');
+    await expect(first.outcome).toContainText('the order is paid');
+    await expect(first.outcome).toContainText('Answered by layer 1, one-time token');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('a failure before the charge says so, charges nothing, and the same page can pay again', async ({
+    request,
+    checkout,
+    db,
+  }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankFailure: 'error' } });
+    await checkout.open(orderNo);
+    await checkout.payButton.click();
+    await expect(checkout.outcome).toContainText('Nothing was charged. You can try again.');
+    await db.query(`UPDATE orders SET lab = jsonb_set(lab, '{faults,bankFailure}', '"none"') WHERE order_no = $1`, [
+      orderNo,
+    ]);
+    await checkout.payButton.click();
+    await expect(checkout.outcome).toContainText('Payment successful');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+});
+
+test.describe('accessibility', () => {
+  for (const path of ['/', '/checkout/{order}', '/lab']) {
+    test(`${path} has no serious or critical axe violation`, async ({ page, request }) => {
+      const url = path.replace('{order}', await createOrder(request, { layers: ALL_ON }));
+      await page.goto(url);
+      await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+      await page.waitForTimeout(300); // the client components' first data
+      const results = await new AxeBuilder({ page }).analyze();
+      const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+      expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`)).toEqual([]);
+    });
+  }
+});

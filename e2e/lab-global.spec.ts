@@ -1,0 +1,83 @@
+// These tests change the global lab settings, so they run on their own, after every other spec
+// (playwright.config.ts: project "lab-global").
+import type { Page } from '@playwright/test';
+import { CheckoutPage, chargeCount, expect, test } from './fixtures';
+
+test.describe.configure({ mode: 'serial' });
+
+test.afterEach(async ({ request }) => {
+  await request.post('/api/lab/reset');
+});
+
+async function newOrderFromHome(page: Page): Promise<string> {
+  await page.goto('/');
+  await page.getByRole('button', { name: 'Start a checkout' }).click();
+  await expect(page).toHaveURL(/\/checkout\//);
+  return page.url().split('/').pop() ?? '';
+}
+
+const switchNamed = (page: Page, name: string) => page.getByRole('switch', { name: new RegExp(name) });
+
+test('the lab switches change behaviour without a restart, in every open tab', async ({ context, request }) => {
+  await request.post('/api/lab/reset');
+  await request.put('/api/lab/config', { data: { faults: { bankLatencyMs: 800 } } });
+  const labA = await context.newPage();
+  const labB = await context.newPage();
+  await labA.goto('/lab');
+  await labB.goto('/lab');
+
+  // A checkout already open in its own tab, before anything is switched off.
+  const checkoutTab = await context.newPage();
+  const orderNo = await newOrderFromHome(checkoutTab);
+  const checkout = new CheckoutPage(checkoutTab);
+  await expect(checkoutTab.getByRole('list', { name: 'Defences for this order' })).toContainText('0 Pending UI: on');
+
+  for (const name of ['Pending UI', 'One-time token', 'Request key', 'State machine', 'Unique constraint']) {
+    await switchNamed(labA, name).uncheck();
+  }
+  // The other lab tab and the open checkout follow, without a reload.
+  for (const name of ['Pending UI', 'Unique constraint']) await expect(switchNamed(labB, name)).not.toBeChecked();
+  await expect(checkoutTab.getByRole('list', { name: 'Defences for this order' })).toContainText('0 Pending UI: off');
+  await expect(checkoutTab.getByRole('list', { name: 'Defences for this order' })).toContainText(
+    '4 Unique constraint: off',
+  );
+
+  await checkout.payButton.dblclick();
+  await expect(checkout.chargeCount).toHaveText('Charged 2 times for one order!', { timeout: 15_000 });
+  expect(await chargeCount(orderNo)).toBe(2);
+
+  // Switched back on from the other tab: the next checkout is safe again.
+  await labB.getByRole('button', { name: /Reset/ }).click();
+  await expect(switchNamed(labA, 'State machine')).toBeChecked();
+  const safeTab = await context.newPage();
+  const safeOrder = await newOrderFromHome(safeTab);
+  const safe = new CheckoutPage(safeTab);
+  await safe.payButton.dblclick();
+  await expect(safe.outcome).toContainText('Payment successful');
+  await safeTab.waitForTimeout(1_000);
+  expect(await chargeCount(safeOrder)).toBe(1);
+});
+
+test('GET /api/lab/config returns the whole; PUT merges a partial change', async ({ request }) => {
+  const put = await request.put('/api/lab/config', { data: { layers: { token: false } } });
+  expect(put.status()).toBe(200);
+  const body = await put.json();
+  expect(body.layers).toEqual({
+    pendingUi: true,
+    token: false,
+    requestKey: true,
+    stateMachine: true,
+    uniqueConstraint: true,
+  });
+  expect(body.faults).toEqual({
+    bankLatencyMs: 0,
+    bankFailure: 'none',
+    bankTimeoutAfterCharge: false,
+    crashAfterCharge: false,
+  });
+  const bad = await request.put('/api/lab/config', { data: { layers: { token: 'no' } } });
+  expect(bad.status()).toBe(400);
+  expect((await bad.json()).errors[0].field).toBe('layers.token');
+  const reset = await request.post('/api/lab/reset');
+  expect((await reset.json()).layers.token).toBe(true);
+});

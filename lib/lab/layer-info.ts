@@ -1,0 +1,68 @@
+// Names and colours of the defences, shared by the checkout, the lab and the timeline (pure, browser-safe).
+import type { TimelineStep } from './timeline-event.ts';
+
+export type Switch = 'pendingUi' | 'token' | 'requestKey' | 'stateMachine' | 'uniqueConstraint';
+
+export const SWITCHES: Array<{ key: Switch; number: number; name: string; what: string }> = [
+  { key: 'pendingUi', number: 0, name: 'Pending UI', what: 'The Pay button is disabled while a payment is in flight.' },
+  {
+    key: 'token',
+    number: 1,
+    name: 'One-time token',
+    what: 'Issued when the page loads; consumed once by a Lua compare-and-delete.',
+  },
+  {
+    key: 'requestKey',
+    number: 2,
+    name: 'Request key',
+    what: 'SET NX PX in Redis; the first outcome is stored and replayed.',
+  },
+  {
+    key: 'stateMachine',
+    number: 3,
+    name: 'State machine',
+    what: 'UPDATE … WHERE status = PENDING: one row means this request won.',
+  },
+  {
+    key: 'uniqueConstraint',
+    number: 4,
+    name: 'Unique constraint',
+    what: 'A dedup row (PAYMENT, order no) with a unique key, same transaction.',
+  },
+];
+
+const STEP_NAMES: Record<TimelineStep, string> = {
+  request: 'Request',
+  token: '1 Token',
+  requestKey: '2 Request key',
+  stateMachine: '3 State machine',
+  uniqueConstraint: '4 Unique constraint',
+  bank: 'Bank',
+  reconcile: 'Reconciler',
+  outcome: 'Outcome',
+};
+
+export function stepName(step: TimelineStep): string {
+  return STEP_NAMES[step];
+}
+
+/** The CSS colour variable of a layer or step (globals.css). */
+export function colourOf(step: TimelineStep | Switch): string {
+  switch (step) {
+    case 'pendingUi':
+    case 'token':
+    case 'requestKey':
+    case 'stateMachine':
+    case 'uniqueConstraint':
+      return `var(--layer-${step})`;
+    default:
+      return 'var(--layer-bank)';
+  }
+}
+
+/** "Answered by" in words: a layer's name, or the bank / the reconciler. */
+export function answererName(answeredBy: string): string {
+  const layer = SWITCHES.find((s) => s.key === answeredBy);
+  if (layer) return `layer ${layer.number}, ${layer.name.toLowerCase()}`;
+  return answeredBy === 'reconciler' ? 'the reconciler (it asked the bank)' : 'the bank';
+}
