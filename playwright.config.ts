@@ -11,7 +11,7 @@ export default defineConfig({
   retries: 0,
   workers: 2,
   timeout: 60_000,
-  reporter: [['list']],
+  reporter: [['list'], ['./e2e/matrix-reporter.ts']],
   use: {
     baseURL: `http://127.0.0.1:${port}`,
     trace: 'on-first-retry',

@@ -7,9 +7,13 @@
 // The app is supervised: if it dies (the lab's "crash after charge" fault kills it on purpose), it is
 // started again, and its start-up reconciliation settles the payment it left behind.
 import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { env, InvalidEnvError } from '../lib/env.ts';
 import { applyMigrations } from './lib/migrations.ts';
 import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './lib/next-app.ts';
+import { ROOT } from './lib/paths.ts';
+import { stopLeftover } from './lib/processes.ts';
 import { startServices } from './lib/services.ts';
 import { MissingProgramError } from './lib/system-programs.ts';
 
@@ -56,9 +60,14 @@ async function main(): Promise<void> {
     }
 
     const port = config.PORT;
+    // A launcher killed with SIGKILL leaves its app running on the port: stop that one first.
+    const appPidFile = path.resolve(ROOT, config.DATA_DIR, 'demo', `app-${port}.pid`);
+    mkdirSync(path.dirname(appPidFile), { recursive: true });
+    await stopLeftover(appPidFile, /next/, 'SIGTERM');
     let restarts: number[] = [];
     const serve = () => {
       app = startApp({ port, env: appEnv });
+      writeFileSync(appPidFile, String(app.pid));
       app.once('exit', (code, signal) => {
         if (stopping) return;
         restarts = [...restarts.filter((at) => Date.now() - at < 60_000), Date.now()];

@@ -1,7 +1,9 @@
 // `npm test`: every check, against real services that this script starts and stops itself.
 //   types → lint → build → unit + integration (vitest; real PostgreSQL and Redis) → Playwright (Chromium)
 // The services use their own ports and a throwaway data folder (.data/test): demo data is never touched.
-// `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`.
+// `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`; `--only scenarios` runs
+// the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images. Other
+// arguments go to Playwright (e.g. `npm run scenarios -- -g "Double click"`).
 import { spawnSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,8 +14,10 @@ import { type Services, startServices } from './lib/services.ts';
 import { CHROMIUM, ensureProgram, REDIS_SERVER } from './lib/system-programs.ts';
 
 const TEST_PORTS = { postgres: 55433, redis: 56380, app: 3100 };
-const STEPS = ['types', 'lint', 'build', 'vitest', 'e2e'] as const;
+const STEPS = ['types', 'lint', 'build', 'vitest', 'e2e', 'scenarios', 'screenshots'] as const;
 type Step = (typeof STEPS)[number];
+const DEFAULT_STEPS: Step[] = ['types', 'lint', 'build', 'vitest', 'e2e'];
+const BROWSER_STEPS: Step[] = ['e2e', 'scenarios', 'screenshots'];
 
 const log = (line: string) => console.log(`\n[test] ${line}`);
 
@@ -28,7 +32,13 @@ async function main(): Promise<number> {
   const onlyIndex = process.argv.indexOf('--only');
   const only = onlyIndex > 0 ? (process.argv[onlyIndex + 1] as Step | undefined) : undefined;
   if (only && !STEPS.includes(only)) throw new Error(`--only takes one of: ${STEPS.join(', ')}`);
-  const wanted = (step: Step) => !only || only === step || (step === 'build' && (only === 'e2e' || only === 'vitest'));
+  const wanted = (step: Step) =>
+    only ? only === step || (step === 'build' && only !== 'types' && only !== 'lint') : DEFAULT_STEPS.includes(step);
+  // Everything else on the command line goes to Playwright (npm passes what follows its own `--`).
+  const passThrough = process.argv
+    .slice(2)
+    .filter((arg, i, all) => arg !== '--' && arg !== '--only' && all[i - 1] !== '--only');
+  const needsBrowser = BROWSER_STEPS.some(wanted);
 
   const results: Array<{ step: string; ok: boolean; seconds: number }> = [];
   const timed = async (step: string, work: () => boolean | Promise<boolean>) => {
@@ -44,7 +54,7 @@ async function main(): Promise<number> {
     return ok;
   };
 
-  const chromiumPath = wanted('e2e') ? ensureProgram(CHROMIUM, log) : '';
+  const chromiumPath = needsBrowser ? ensureProgram(CHROMIUM, log) : '';
   ensureProgram(REDIS_SERVER, log);
 
   if (wanted('types')) await timed('types (tsc)', () => run(npx('next'), ['typegen']) && run(npx('tsc'), ['--noEmit']));
@@ -59,7 +69,7 @@ async function main(): Promise<number> {
     process.on(signal, () => void stop().then(() => process.exit(130)));
   }
   try {
-    if (wanted('vitest') || wanted('e2e')) {
+    if (wanted('vitest') || needsBrowser) {
       const dataDir = path.join(ROOT, '.data/test');
       await rm(dataDir, { recursive: true, force: true });
       services = await startServices({
@@ -88,10 +98,18 @@ async function main(): Promise<number> {
       });
     }
     if (wanted('vitest')) await timed('unit + integration (vitest)', () => run(npx('vitest'), ['run'], env));
-    if (wanted('e2e'))
-      await timed('end to end (Playwright, Chromium)', () =>
-        run(npx('playwright'), ['test', '--project=chromium', '--project=lab-global'], env),
+    const playwright = (args: string[]) => run(npx('playwright'), ['test', ...args, ...passThrough], env);
+    if (wanted('e2e')) {
+      await timed('end to end, scenarios included (Playwright)', () =>
+        playwright(['--project=chromium', '--project=lab-global']),
       );
+    }
+    if (wanted('scenarios')) {
+      await timed('scenario matrix (Playwright)', () => playwright(['--project=chromium', 'e2e/scenarios']));
+    }
+    if (wanted('screenshots')) {
+      await timed('docs screenshots (Playwright)', () => playwright(['--project=screenshots']));
+    }
   } finally {
     await stop();
   }

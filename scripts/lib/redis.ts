@@ -2,34 +2,38 @@
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { createConnection } from 'node:net';
+import path from 'node:path';
 import type { RunningService } from './postgres.ts';
+import { stopLeftover } from './processes.ts';
 
 export async function startRedisServer(options: {
   binary: string;
   port: number;
-  /** Where the demo keeps its snapshot; tests keep nothing on disk. */
-  dataDir?: string;
+  /** Where the pid file (and, when `persist`, the snapshot) lives. */
+  dataDir: string;
+  /** The demo keeps its snapshot across runs; tests keep nothing. */
+  persist: boolean;
   log?: (line: string) => void;
 }): Promise<RunningService> {
   const { binary, port, dataDir } = options;
-  if (dataDir) await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true });
+  const pidFile = path.join(dataDir, 'redis.pid');
+  // A launcher killed with SIGKILL leaves its redis-server running, orphaned: stop it first.
+  await stopLeftover(pidFile, /redis-server/, 'SIGTERM');
   if (await answersPing(port)) {
     throw new Error(`Another Redis already answers on 127.0.0.1:${port}. Set EMBEDDED_REDIS_PORT to a free port.`);
   }
+  // biome-ignore format: one flag and its value per line reads better
   const args = [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--protected-mode',
-    'yes',
-    '--daemonize',
-    'no',
-    '--loglevel',
-    'warning',
-    '--appendonly',
-    'no',
-    ...(dataDir ? ['--dir', dataDir, '--save', '60 1'] : ['--save', '']),
+    '--port', String(port),
+    '--bind', '127.0.0.1',
+    '--protected-mode', 'yes',
+    '--daemonize', 'no',
+    '--loglevel', 'warning',
+    '--appendonly', 'no',
+    '--dir', dataDir,
+    '--pidfile', pidFile,
+    '--save', options.persist ? '60 1' : '',
   ];
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

@@ -33,7 +33,8 @@ export async function startServices(options: {
       const redis = await startRedisServer({
         binary,
         port: options.redisPort,
-        dataDir: profile === 'demo' ? path.join(dataDir, 'redis') : undefined,
+        dataDir: path.join(dataDir, 'redis'),
+        persist: profile === 'demo',
       });
       stops.push(redis.stop);
       started.push(`Redis on 127.0.0.1:${options.redisPort}`);

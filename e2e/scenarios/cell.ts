@@ -1,0 +1,118 @@
+// Runs one scenario under every configuration of the matrix: a fresh order per cell (so every cell runs
+// in parallel with the others), the card network's count at the end, and the cell recorded for the
+// matrix reporter. The assertion is the declared cell: a difference either way fails.
+import type { APIRequestContext, Browser, BrowserContext, Locator, Page } from '@playwright/test';
+import { Redis } from 'ioredis';
+import { chargeCount, createOrder, expect, test } from '../fixtures';
+import { CONFIGURATIONS, chargesBucket, expectedCell, type Layers, SCENARIOS, type Sees } from './matrix';
+
+export type CellContext = {
+  orderNo: string;
+  layers: Layers;
+  page: Page;
+  context: BrowserContext;
+  browser: Browser;
+  request: APIRequestContext;
+};
+
+export function scenario(id: string, run: (cell: CellContext) => Promise<Sees>): void {
+  const declared = SCENARIOS.find((s) => s.id === id);
+  if (!declared) throw new Error(`scenario ${id} is not declared in matrix.ts`);
+  test.describe(`scenario: ${declared.title}`, () => {
+    for (const configuration of CONFIGURATIONS) {
+      test(configuration.title, async ({ page, context, browser, request }, testInfo) => {
+        const expected = expectedCell(declared, configuration.layers);
+        const orderNo = await createOrder(request, {
+          layers: configuration.layers,
+          faults: { bankLatencyMs: declared.bankLatencyMs },
+        });
+        const sees = await run({ orderNo, layers: configuration.layers, page, context, browser, request });
+        const count = await settledChargeCount(orderNo);
+        const actual = { charges: chargesBucket(count), sees };
+        testInfo.annotations.push({
+          type: 'matrix-cell',
+          description: JSON.stringify({
+            scenario: declared.id,
+            configuration: configuration.id,
+            expected: { charges: expected.charges, sees: expected.sees },
+            actual: { ...actual, chargeCount: count },
+          }),
+        });
+        expect(actual, `${declared.title} / ${configuration.title}`).toEqual({
+          charges: expected.charges,
+          sees: expected.sees,
+        });
+      });
+    }
+  });
+}
+
+/** The charge count once it has stopped moving (a duplicate may still be on its way to the bank). */
+async function settledChargeCount(orderNo: string): Promise<number> {
+  let last = await chargeCount(orderNo);
+  let stableSince = Date.now();
+  const deadline = Date.now() + 8_000;
+  while (Date.now() - stableSince < 800 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const now = await chargeCount(orderNo);
+    if (now !== last) {
+      last = now;
+      stableSince = Date.now();
+    }
+  }
+  return last;
+}
+
+/** The outcome region's message as a category, once the form has finished (queued submits included). */
+export async function seesOn(page: Page): Promise<Sees> {
+  const outcome = page.getByRole('status');
+  const form = page.locator('form.pay-form');
+  const errorHeading = page.getByRole('heading', { name: 'Something went wrong' });
+  await expect(outcome.or(errorHeading).first()).toBeVisible();
+  if (await errorHeading.isVisible()) return 'error';
+  await expect(outcome).not.toContainText('No payment sent yet', { timeout: 20_000 });
+  // Settled: not busy, and still not busy a moment later (a queued second submit starts right after).
+  for (let calm = 0; calm < 2; ) {
+    await expect(form).toHaveAttribute('aria-busy', 'false', { timeout: 20_000 });
+    await page.waitForTimeout(400);
+    calm = (await form.getAttribute('aria-busy')) === 'false' ? calm + 1 : 0;
+  }
+  return categorize((await outcome.textContent()) ?? '');
+}
+
+export function categorize(message: string): Sees {
+  if (message.startsWith('Payment successful')) return 'paid';
+  if (message.startsWith('Already paid')) return 'first outcome';
+  if (message.startsWith('Already submitted')) return 'already submitted';
+  if (message.startsWith('Payment in progress')) return 'in progress';
+  return 'error';
+}
+
+/** The API's answer as a category. */
+export function categorizeResponse(status: number, headers: Record<string, string>): Sees {
+  if (status === 201) return headers['idempotent-replayed'] === 'true' ? 'first outcome' : 'paid';
+  if (status === 200) return 'first outcome';
+  if (status === 409) return 'in progress';
+  return 'error';
+}
+
+export async function openCheckout(page: Page, orderNo: string): Promise<Locator> {
+  await page.goto(`/checkout/${orderNo}`);
+  const button = page.getByRole('button', { name: /Pay/ });
+  await expect(button).toBeVisible();
+  return button;
+}
+
+/** The session id behind a browser context (its `sid` cookie). */
+export async function sessionOf(context: BrowserContext): Promise<string> {
+  const cookie = (await context.cookies()).find((c) => c.name === 'sid');
+  if (!cookie) throw new Error('no session cookie');
+  return cookie.value;
+}
+
+let redis: Redis | undefined;
+/** The test's own Redis connection, to let a token run out of time without waiting five minutes. */
+export function testRedis(): Redis {
+  redis ??= new Redis(process.env.REDIS_URL ?? '');
+  return redis;
+}

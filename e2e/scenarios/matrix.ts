@@ -1,0 +1,158 @@
+// The proof matrix, declared: for every source of duplicates, which defences stop it and what the
+// customer then sees. It is the mission's table (mission.md, "The four layers") applied scenario by
+// scenario; every cell of the run is asserted against it, and a defence that works where it was declared
+// not to is a failure too: the scenario would not exercise what it claims.
+export const SWITCHES = ['pendingUi', 'token', 'requestKey', 'stateMachine', 'uniqueConstraint'] as const;
+export type Switch = (typeof SWITCHES)[number];
+export type Layers = Record<Switch, boolean>;
+
+/** What the customer (or the calling service) is shown at the end of the scenario. */
+export type Sees = 'paid' | 'first outcome' | 'already submitted' | 'in progress' | 'error';
+/** What the card network recorded. */
+export type Charges = '0' | '1' | 'more';
+
+const ALL_ON: Layers = { pendingUi: true, token: true, requestKey: true, stateMachine: true, uniqueConstraint: true };
+const ALL_OFF: Layers = {
+  pendingUi: false,
+  token: false,
+  requestKey: false,
+  stateMachine: false,
+  uniqueConstraint: false,
+};
+const only = (layer: Switch): Layers => ({ ...ALL_OFF, [layer]: true });
+
+export const CONFIGURATIONS: Array<{ id: string; title: string; layers: Layers }> = [
+  { id: 'all-on', title: 'All on', layers: ALL_ON },
+  { id: 'pending-ui', title: '0 Pending UI only', layers: only('pendingUi') },
+  { id: 'token', title: '1 Token only', layers: only('token') },
+  { id: 'request-key', title: '2 Request key only', layers: only('requestKey') },
+  { id: 'state-machine', title: '3 State machine only', layers: only('stateMachine') },
+  { id: 'unique-constraint', title: '4 Unique constraint only', layers: only('uniqueConstraint') },
+  { id: 'all-off', title: 'All off', layers: ALL_OFF },
+];
+
+export type Scenario = {
+  id: string;
+  title: string;
+  /** The article's source of duplicates: 1 the person, 2 the client's network, 3 infrastructure retries. */
+  source: 1 | 2 | 3;
+  /** The defences that stop this duplicate, and what the customer sees when each one does. */
+  stoppedBy: Partial<Record<Switch, Sees>>;
+  /** When none of them is on: the card is charged again, and this is what the customer sees. */
+  unstopped: Sees;
+  /** The bank's latency for this scenario (a stall makes the duplicate arrive while the first is running). */
+  bankLatencyMs: number;
+};
+
+const REPLAYED_BY_SERVER: Partial<Record<Switch, Sees>> = {
+  requestKey: 'first outcome',
+  stateMachine: 'first outcome',
+  uniqueConstraint: 'first outcome',
+};
+const WHILE_RUNNING: Partial<Record<Switch, Sees>> = {
+  requestKey: 'in progress',
+  stateMachine: 'in progress',
+  uniqueConstraint: 'in progress',
+};
+
+export const SCENARIOS: Scenario[] = [
+  {
+    id: 'double-click',
+    title: 'Double click in one tab',
+    source: 1,
+    // Next.js sends a page's server actions one at a time: the second click arrives after the first.
+    stoppedBy: { pendingUi: 'paid', token: 'already submitted', ...REPLAYED_BY_SERVER },
+    unstopped: 'paid',
+    bankLatencyMs: 600,
+  },
+  {
+    id: 'double-enter',
+    title: 'Enter pressed twice',
+    source: 1,
+    stoppedBy: { pendingUi: 'paid', token: 'already submitted', ...REPLAYED_BY_SERVER },
+    unstopped: 'paid',
+    bankLatencyMs: 600,
+  },
+  {
+    id: 'two-tabs',
+    title: 'Two tabs (two sessions) pay at once',
+    source: 1,
+    // Each tab has its own page token and its own session-scoped key: only the order's state stops it.
+    stoppedBy: { stateMachine: 'in progress', uniqueConstraint: 'in progress' },
+    unstopped: 'paid',
+    bankLatencyMs: 1_200,
+  },
+  {
+    id: 'refresh',
+    title: 'Stalled payment, refresh, pay again',
+    source: 1,
+    // A refreshed page gets a new token and a fresh button: layers 0 and 1 cannot see the first request.
+    stoppedBy: WHILE_RUNNING,
+    unstopped: 'paid',
+    bankLatencyMs: 1_500,
+  },
+  {
+    id: 'back-button',
+    title: 'Back button after paying, then Pay',
+    source: 1,
+    // The router restores the old page, with its spent token.
+    stoppedBy: { token: 'already submitted', ...REPLAYED_BY_SERVER },
+    unstopped: 'paid',
+    bankLatencyMs: 0,
+  },
+  {
+    id: 'lost-response',
+    title: 'Response lost, the customer reloads and retries',
+    source: 2,
+    stoppedBy: REPLAYED_BY_SERVER,
+    unstopped: 'paid',
+    bankLatencyMs: 0,
+  },
+  {
+    id: 'client-retry',
+    title: 'API client times out and retries with the same key',
+    source: 2,
+    // A service call carries no page token and has no button.
+    stoppedBy: REPLAYED_BY_SERVER,
+    unstopped: 'paid',
+    bankLatencyMs: 1_200,
+  },
+  {
+    id: 'burst',
+    title: 'Burst of 20 concurrent API requests',
+    source: 3,
+    stoppedBy: WHILE_RUNNING,
+    unstopped: 'paid',
+    bankLatencyMs: 1_000,
+  },
+  {
+    id: 'expired-token',
+    title: 'Token expired, then reload and pay',
+    source: 1,
+    // The stale page is refused (nothing charged); the reloaded page pays once.
+    stoppedBy: { token: 'paid', ...REPLAYED_BY_SERVER },
+    unstopped: 'paid',
+    bankLatencyMs: 0,
+  },
+  {
+    id: 'foreign-token',
+    title: 'Another session’s token, then reload and pay',
+    source: 1,
+    stoppedBy: { token: 'paid', ...REPLAYED_BY_SERVER },
+    unstopped: 'paid',
+    bankLatencyMs: 0,
+  },
+];
+
+export type Cell = { charges: Charges; sees: Sees; answeredBy?: Switch };
+
+/** The declared outcome of a scenario under a configuration: the first defence (in request order) that stops it. */
+export function expectedCell(scenario: Scenario, layers: Layers): Cell {
+  const stopper = SWITCHES.find((layer) => layers[layer] && scenario.stoppedBy[layer] !== undefined);
+  const sees = stopper ? scenario.stoppedBy[stopper] : undefined;
+  return stopper && sees ? { charges: '1', sees, answeredBy: stopper } : { charges: 'more', sees: scenario.unstopped };
+}
+
+export function chargesBucket(count: number): Charges {
+  return count === 0 ? '0' : count === 1 ? '1' : 'more';
+}

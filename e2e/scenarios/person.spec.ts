@@ -1,0 +1,83 @@
+// Source 1: the person. Double clicks, Enter twice, a second tab, a refresh during a stall, the back
+// button, stale and foreign page tokens.
+import { expect } from '../fixtures';
+import { openCheckout, scenario, seesOn, sessionOf, testRedis } from './cell';
+
+scenario('double-click', async ({ page, orderNo }) => {
+  const pay = await openCheckout(page, orderNo);
+  await pay.dblclick();
+  return seesOn(page);
+});
+
+scenario('double-enter', async ({ page, orderNo }) => {
+  const pay = await openCheckout(page, orderNo);
+  await pay.focus();
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Enter');
+  return seesOn(page);
+});
+
+scenario('two-tabs', async ({ browser, orderNo }) => {
+  // Two browser contexts: two sessions, truly concurrent (one page would queue its server actions).
+  const contexts = await Promise.all([browser.newContext(), browser.newContext()]);
+  const pages = await Promise.all(contexts.map((context) => context.newPage()));
+  const buttons = await Promise.all(pages.map((page) => openCheckout(page, orderNo)));
+  await Promise.all(buttons.map((button) => button.click()));
+  const seen = await Promise.all(pages.map((page) => seesOn(page)));
+  await Promise.all(contexts.map((context) => context.close()));
+  // The customer who lost the race is the one the defences speak to.
+  return seen.find((sees) => sees !== 'paid') ?? 'paid';
+});
+
+scenario('refresh', async ({ page, orderNo }) => {
+  const pay = await openCheckout(page, orderNo);
+  await pay.click();
+  await page.waitForTimeout(300); // the bank is slow; the page seems stuck
+  await page.reload(); // a new page: a new token, a fresh button
+  const again = page.getByRole('button', { name: /Pay/ });
+  await again.click();
+  return seesOn(page);
+});
+
+scenario('back-button', async ({ page, orderNo }) => {
+  const pay = await openCheckout(page, orderNo);
+  await pay.click();
+  await expect(page.getByRole('status')).toContainText('Payment successful');
+  await page.getByRole('link', { name: 'Lab', exact: true }).click();
+  await expect(page).toHaveURL(/\/lab$/);
+  await page.goBack();
+  await page.getByRole('button', { name: /Pay/ }).click();
+  return seesOn(page);
+});
+
+scenario('expired-token', async ({ page, context, orderNo, layers }) => {
+  await openCheckout(page, orderNo);
+  // The customer left the page open past the token's lifetime.
+  await testRedis().pexpire(`checkout:token:${orderNo}:s.${await sessionOf(context)}`, 1);
+  await page.getByRole('button', { name: /Pay/ }).click();
+  const first = await seesOn(page);
+  if (layers.token) expect(first).toBe('already submitted');
+  await page.reload();
+  await page.getByRole('button', { name: /Pay/ }).click();
+  return seesOn(page);
+});
+
+scenario('foreign-token', async ({ page, browser, orderNo, layers }) => {
+  // Another session's page token ends up in this customer's form (a copied or leaked form).
+  const other = await browser.newContext();
+  const otherPage = await other.newPage();
+  await openCheckout(otherPage, orderNo);
+  const foreign = await otherPage.locator('input[name="token"]').inputValue();
+  await other.close();
+
+  await openCheckout(page, orderNo);
+  await page.locator('input[name="token"]').evaluate((input, value) => {
+    (input as HTMLInputElement).value = value;
+  }, foreign);
+  await page.getByRole('button', { name: /Pay/ }).click();
+  const first = await seesOn(page);
+  if (layers.token) expect(first).toBe('already submitted');
+  await page.reload();
+  await page.getByRole('button', { name: /Pay/ }).click();
+  return seesOn(page);
+});

@@ -1,0 +1,84 @@
+// POST /api/payments: a pipeline result as an HTTP response (Stripe's and the IETF Idempotency-Key
+// draft's semantics). Pure, so every mapping is unit-tested.
+import type { PaymentOutcome } from '../payments/outcome.ts';
+import type { PayResult } from '../payments/pay.ts';
+import { json, problem } from './problem.ts';
+
+/** The first response for an outcome. A replay is this, byte for byte, plus Idempotent-Replayed. */
+export function outcomeResponse(outcome: PaymentOutcome, headers: Record<string, string>): Response {
+  if (outcome.status === 'PAID') return json(outcome, 201, headers);
+  return problem(
+    402,
+    'card-declined',
+    'Card declined',
+    { detail: `The bank declined the card: ${outcome.reason}. Nothing was charged.`, ...outcome },
+    headers,
+  );
+}
+
+export function paymentResponse(result: PayResult): Response {
+  const headers: Record<string, string> = { 'x-request-id': result.requestId };
+  switch (result.kind) {
+    case 'completed':
+      return outcomeResponse(result.outcome, { ...headers, 'x-answered-by': 'bank' });
+    case 'duplicate':
+      // Layer 2 replays the stored response. A duplicate stopped by layers 3-4 (another key, or Redis
+      // forgot) gets the first outcome too, as 200: it created nothing, it reports the existing payment.
+      if (result.answeredBy === 'requestKey' || result.answeredBy === 'reconciler') {
+        return outcomeResponse(result.outcome, {
+          ...headers,
+          'idempotent-replayed': 'true',
+          'x-answered-by': result.answeredBy,
+        });
+      }
+      return result.outcome.status === 'PAID'
+        ? json(result.outcome, 200, { ...headers, 'x-answered-by': result.answeredBy })
+        : outcomeResponse(result.outcome, { ...headers, 'x-answered-by': result.answeredBy });
+    case 'in_progress':
+      return problem(
+        409,
+        'payment-in-progress',
+        'Payment in progress',
+        {
+          detail: 'A request for this payment is still being processed. Retry after the delay to get its outcome.',
+          answeredBy: result.answeredBy,
+        },
+        { ...headers, 'retry-after': String(result.retryAfterSeconds), 'x-answered-by': result.answeredBy },
+      );
+    case 'mismatch':
+      return problem(
+        422,
+        'idempotency-key-reused',
+        'Idempotency-Key reused with a different body',
+        {
+          detail: 'This Idempotency-Key was used with a different request body. Use a new key for a new payment.',
+          errors: [{ field: 'Idempotency-Key', message: 'was used with a different body' }],
+        },
+        { ...headers, 'x-answered-by': 'requestKey' },
+      );
+    case 'failed_retryable':
+      return problem(
+        503,
+        'bank-unavailable',
+        'Bank unavailable',
+        { detail: `${result.reason} Retry with the same Idempotency-Key.` },
+        { ...headers, 'retry-after': '1', 'x-answered-by': 'bank' },
+      );
+    case 'order_not_found':
+      return problem(404, 'order-not-found', 'Order not found', { detail: 'There is no such order.' }, headers);
+    case 'amount_mismatch':
+      return problem(
+        422,
+        'amount-mismatch',
+        'Amount does not match the order',
+        {
+          detail: `The order is for ${result.orderAmountCents} cents.`,
+          errors: [{ field: 'amountCents', message: `must be the order's amount, ${result.orderAmountCents}` }],
+        },
+        headers,
+      );
+    case 'already_submitted':
+      // The API carries no checkout token; this only happens if a browser result is mapped here.
+      return problem(409, 'already-submitted', 'Already submitted', {}, headers);
+  }
+}

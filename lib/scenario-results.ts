@@ -1,0 +1,37 @@
+import 'server-only';
+// The proof matrix of the last scenario run (written by e2e/matrix-reporter.ts), for the /scenarios page:
+// the latest local run if there is one, else the copy committed under docs/.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export type MatrixCell = {
+  scenario: string;
+  configuration: string;
+  expected: { charges: string; sees: string };
+  actual: { charges: string; sees: string; chargeCount: number };
+  pass: boolean;
+};
+
+export type Matrix = {
+  runAt?: string;
+  durationSeconds?: number;
+  machine?: string;
+  configurations: Array<{ id: string; title: string }>;
+  scenarios: Array<{ id: string; title: string; source: number }>;
+  cells: MatrixCell[];
+  from: 'latest run' | 'docs';
+};
+
+export async function readLatestMatrix(): Promise<Matrix | undefined> {
+  for (const [file, from] of [
+    [path.join(process.cwd(), 'e2e', '.results', 'matrix.json'), 'latest run'],
+    [path.join(process.cwd(), 'docs', 'scenario-matrix.json'), 'docs'],
+  ] as const) {
+    try {
+      return { ...(JSON.parse(await readFile(file, 'utf8')) as Omit<Matrix, 'from'>), from };
+    } catch {
+      // not there: try the next
+    }
+  }
+  return undefined;
+}
