@@ -44,6 +44,8 @@ export const EnvSchema = z.object({
   REQUEST_KEY_LEASE_MS: positiveInt.default(30_000),
   /** Layer 2: how long a final outcome is kept and replayed. */
   REQUEST_KEY_RESULT_TTL_SECONDS: positiveInt.default(86_400),
+  /** Layer 4: how long a settled dedup row is kept before the hourly cleanup deletes it. */
+  DEDUP_RETENTION_DAYS: positiveInt.default(30),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

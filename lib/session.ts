@@ -1,5 +1,7 @@
 // Who is calling: the browser's session (a random id in an httpOnly cookie, set by proxy.ts on the first
 // visit) or, for service-to-service calls, the X-Client-Id header. Tokens and request keys are scoped by it.
+// The demo takes X-Client-Id at its word; in production it would come from the caller's authentication
+// (an API key), which is what makes "one caller can never read another's outcome" hold against liars too.
 import { z } from 'zod';
 
 export const SESSION_COOKIE = 'sid';

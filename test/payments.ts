@@ -54,4 +54,4 @@ export function testPayOptions(overrides: Partial<PayOptions> = {}): PayOptions 
   };
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

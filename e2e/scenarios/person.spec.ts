@@ -71,9 +71,15 @@ scenario('foreign-token', async ({ page, browser, orderNo, layers }) => {
   await other.close();
 
   await openCheckout(page, orderNo);
-  await page.locator('input[name="token"]').evaluate((input, value) => {
-    (input as HTMLInputElement).value = value;
-  }, foreign);
+  const own = await page.locator('input[name="token"]').inputValue();
+  // The form goes out carrying the other session's token in place of this page's own.
+  let swapped = false;
+  await page.route(`**/checkout/${orderNo}`, async (route) => {
+    const body = route.request().postData();
+    if (swapped || route.request().method() !== 'POST' || !body?.includes(own)) return route.continue();
+    swapped = true;
+    await route.continue({ postData: body.replaceAll(own, foreign) });
+  });
   await page.getByRole('button', { name: /Pay/ }).click();
   const first = await seesOn(page);
   if (layers.token) expect(first).toBe('already submitted');

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { getDb } from '../db.ts';
 import {
   DuplicateRecordError,
+  deleteSettledDedupRecords,
   insertDedupRecord,
   isUniqueViolation,
   readDedupRecord,
@@ -30,5 +31,23 @@ describe('the dedup table (real PostgreSQL)', () => {
     expect(await readDedupRecord(getDb(), 'PAYMENT', bizNo)).not.toBeNull();
     await releaseDedupRecord(getDb(), 'PAYMENT', bizNo, 'owner-a');
     expect(await readDedupRecord(getDb(), 'PAYMENT', bizNo)).toBeNull();
+  });
+
+  it('cleans up settled rows past the retention window, and only those', async () => {
+    const old = new Date(Date.now() - 40 * 86_400_000);
+    const [settledOld, pendingOld, settledNew] = ['a', 'b', 'c'].map(
+      (x) => `ord_${x}${randomBytes(7).toString('hex')}`,
+    );
+    await getDb().idempotentRecord.createMany({
+      data: [
+        { bizType: 'PAYMENT', bizNo: settledOld ?? '', owner: 'o', outcome: { status: 'PAID' }, createdAt: old },
+        { bizType: 'PAYMENT', bizNo: pendingOld ?? '', owner: 'o', createdAt: old },
+        { bizType: 'PAYMENT', bizNo: settledNew ?? '', owner: 'o', outcome: { status: 'PAID' } },
+      ],
+    });
+    await deleteSettledDedupRecords(getDb(), new Date(Date.now() - 30 * 86_400_000));
+    expect(await readDedupRecord(getDb(), 'PAYMENT', settledOld ?? '')).toBeNull();
+    expect(await readDedupRecord(getDb(), 'PAYMENT', pendingOld ?? '')).not.toBeNull(); // in flight: the reconciler's
+    expect(await readDedupRecord(getDb(), 'PAYMENT', settledNew ?? '')).not.toBeNull();
   });
 });

@@ -59,3 +59,14 @@ export async function readDedupRecord(tx: Tx, bizType: BizType, bizNo: string) {
     select: { owner: true, outcome: true, createdAt: true },
   });
 }
+
+/**
+ * The table's cleanup: rows whose outcome is known and older than the retention window. After that a
+ * duplicate of the same payment is no longer stopped here (layer 3 still stops it: the order is final).
+ */
+export async function deleteSettledDedupRecords(tx: Tx, olderThan: Date): Promise<number> {
+  const { count } = await tx.idempotentRecord.deleteMany({
+    where: { createdAt: { lt: olderThan }, NOT: { outcome: { equals: Prisma.AnyNull } } },
+  });
+  return count;
+}

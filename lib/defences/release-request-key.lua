@@ -1,14 +1,15 @@
 -- Layer 2: release a claim after the attempt failed before any money moved, so the caller may retry.
 -- KEYS[1]  idem:{caller}:{key}
 -- ARGV[1]  the owner id that claimed the key
--- Returns  1 when the claim was this owner's and still "processing", and is now deleted; 0 otherwise.
+-- Returns  1 when the claim was this owner's and not yet done ("processing", or "unknown" once the bank
+--          confirmed it has no charge), and is now deleted; 0 otherwise.
 -- Never called after a charge: releasing then would let the retry charge the card again.
 local current = redis.call('GET', KEYS[1])
 if not current then
   return 0
 end
 local ok, record = pcall(cjson.decode, current)
-if ok and record.owner == ARGV[1] and record.state == 'processing' then
+if ok and record.owner == ARGV[1] and (record.state == 'processing' or record.state == 'unknown') then
   return redis.call('DEL', KEYS[1])
 end
 return 0

@@ -78,7 +78,16 @@ export function paymentResponse(result: PayResult): Response {
         headers,
       );
     case 'already_submitted':
-      // The API carries no checkout token; this only happens if a browser result is mapped here.
-      return problem(409, 'already-submitted', 'Already submitted', {}, headers);
+      return problem(
+        409,
+        'already-submitted',
+        'Checkout token already used',
+        {
+          detail:
+            'This Checkout-Token was already used, has expired, or belongs to another caller. Nothing was charged.',
+          errors: [{ field: 'Checkout-Token', message: 'was already used, has expired or is not yours' }],
+        },
+        { ...headers, 'x-answered-by': 'token' },
+      );
   }
 }

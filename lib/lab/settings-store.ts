@@ -2,6 +2,7 @@ import 'server-only';
 // The lab's global settings live in Redis, so every app instance (and every open tab) sees the same
 // switches without a restart. An order may carry its own settings (given at creation), which win.
 import { getDb } from '../db.ts';
+import { env } from '../env.ts';
 import { getRedis } from '../redis.ts';
 import {
   DEFAULT_LAB_SETTINGS,
@@ -14,8 +15,17 @@ import {
 
 const KEY = 'lab:config';
 
+/** The global settings. With the lab turned off (LAB_ENABLED=false): every defence on, no fault, always. */
 export async function getLabSettings(): Promise<LabSettings> {
+  if (!env().LAB_ENABLED) return DEFAULT_LAB_SETTINGS;
   return parseStoredLabSettings(await getRedis().get(KEY));
+}
+
+/** The settings an order runs with: the global ones, overridden by the order's own (unless the lab is off). */
+export function settingsForOrder(global: LabSettings, orderLab: unknown): LabSettings {
+  if (!env().LAB_ENABLED) return DEFAULT_LAB_SETTINGS;
+  const own = LabSettingsPatchSchema.safeParse(orderLab ?? {});
+  return mergeLabSettings(global, own.success ? own.data : undefined);
 }
 
 /** Merges a partial change into the global settings and returns the whole. */
@@ -37,7 +47,5 @@ export async function getOrderLabSettings(orderNo: string): Promise<LabSettings 
     getLabSettings(),
     getDb().order.findUnique({ where: { orderNo }, select: { lab: true } }),
   ]);
-  if (!order) return undefined;
-  const own = LabSettingsPatchSchema.safeParse(order.lab ?? {});
-  return mergeLabSettings(global, own.success ? own.data : undefined);
+  return order ? settingsForOrder(global, order.lab) : undefined;
 }

@@ -233,6 +233,23 @@ describe('detail 3: when to release the claim', () => {
   });
 });
 
+describe('fencing: an attempt that stalls past its lease', () => {
+  it('does not charge once another attempt has taken its abandoned claim over', async () => {
+    const leaseMs = 300;
+    const orderNo = await newOrder({ layers: only('stateMachine') });
+    // The first attempt claims the order, then stalls (a long pause) before calling the bank.
+    const stalled = pay(
+      { orderNo, caller: newSession(), channel: 'browser' },
+      testPayOptions({ leaseMs, beforeBank: () => sleep(1_000) }),
+    );
+    await sleep(500); // its claim is older than the lease now: abandoned, as far as anyone can tell
+    const second = await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions({ leaseMs }));
+    expect(second.kind).toBe('completed'); // the reconciler found no charge, released the claim, this one paid
+    expect(await stalled).toMatchObject({ kind: 'in_progress' }); // it woke up, saw the claim was gone, stopped
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+});
+
 describe('Redis loses its memory between two duplicates', () => {
   for (const layers of [ALL_ON, only('requestKey', 'uniqueConstraint')]) {
     const guard = layers.stateMachine ? 'stateMachine' : 'uniqueConstraint';

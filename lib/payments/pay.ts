@@ -30,8 +30,8 @@ import {
 import { fingerprintOf, requestKeyName } from '../defences/request-key-record.ts';
 import { env } from '../env.ts';
 import { instanceName, newAttemptId } from '../instance.ts';
-import { type LabSettings, LabSettingsPatchSchema, type Layer, mergeLabSettings } from '../lab/settings.ts';
-import { getLabSettings } from '../lab/settings-store.ts';
+import type { LabSettings, Layer } from '../lab/settings.ts';
+import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
 import { type Lane, startLane } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
 import type { CallerScope } from '../session.ts';
@@ -45,7 +45,10 @@ export type PayRequest = {
   amountCents?: number;
   caller: CallerScope;
   channel: 'browser' | 'api';
-  /** Browser: the one-time token the checkout page received when it loaded. */
+  /**
+   * The one-time token the checkout page received when it loaded. An API caller acting for a screen
+   * (a mobile app: GET /api/tokens when the screen opens) may send one too; a service call has none.
+   */
   checkoutToken?: string;
   /** API: the caller's Idempotency-Key. The browser's key is the order number (the business identity). */
   idempotencyKey?: string;
@@ -82,6 +85,8 @@ export type PayOptions = {
   /** The lab's "crash after charge" fault: by default the process dies on the spot (SIGKILL). */
   crash: () => never;
   publish?: (event: TimelineEvent) => void;
+  /** Tests only: runs just before the bank is called (to stall an attempt past its lease). */
+  beforeBank?: () => Promise<void>;
 };
 
 export function defaultPayOptions(): PayOptions {
@@ -118,14 +123,13 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
     getLabSettings(),
   ]);
   if (!order) return { kind: 'order_not_found' };
-  const own = LabSettingsPatchSchema.safeParse(order.lab ?? {});
-  const { layers, faults } = mergeLabSettings(globalSettings, own.success ? own.data : undefined);
+  const { layers, faults } = settingsForOrder(globalSettings, order.lab);
   const amountCents = order.amountCents;
   const attemptId = newAttemptId();
   lane.mark('request', 'received', `${request.channel} request for ${amountCents} cents`);
 
   // 1. One-time token: only the request that deletes the page's token may go on.
-  if (request.channel === 'browser') {
+  if (request.channel === 'browser' || request.checkoutToken !== undefined) {
     if (!layers.token) {
       lane.mark('token', 'off');
     } else {
@@ -182,6 +186,12 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
           lane.mark('requestKey', 'stopped', `outcome confirmed with the bank (${settled.outcome.status})`);
           return { kind: 'duplicate', outcome: settled.outcome, answeredBy: 'reconciler' };
         }
+        if (settled.kind === 'released') {
+          // The bank has no charge: nothing moved, so the key is given back and the retry may pay.
+          await releaseRequestKey(name, decision.owner);
+          lane.mark('requestKey', 'released', 'the bank has no charge: the key is free again, retry');
+          return { kind: 'in_progress', answeredBy: 'reconciler', retryAfterSeconds: 1 };
+        }
         lane.mark('requestKey', 'stopped', 'the first request’s outcome is still being confirmed with the bank');
         return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 2 };
       }
@@ -201,6 +211,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
 
   // 3 + 4. Claim the order in one transaction: the state machine's conditional update and the dedup row.
   let claim: Result | undefined;
+  const claimedAt = performance.now();
   try {
     claim = await claimInDatabase(orderNo, attemptId, layers, options, lane);
   } catch (error) {
@@ -220,6 +231,20 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
       await releaseKey();
     }
     return claim;
+  }
+
+  // Fencing: a claim counts as abandoned once it is older than the lease, and the reconciler may then
+  // release it and let another attempt pay. An attempt that stalled that long (a pause, an overloaded
+  // host) checks that its claim is still its own before it touches the bank; a fresh one cannot have lost it.
+  await options.beforeBank?.();
+  if (performance.now() - claimedAt > options.leaseMs / 2 && !(await stillHoldsClaim(orderNo, attemptId, layers))) {
+    lane.mark('stateMachine', 'lost', 'this attempt stalled past its lease and another one took over');
+    await releaseKey();
+    return {
+      kind: 'in_progress',
+      answeredBy: layers.stateMachine ? 'stateMachine' : 'uniqueConstraint',
+      retryAfterSeconds: 1,
+    };
   }
 
   // 5. The bank. Which failures release the claims is the article's third detail.
@@ -360,6 +385,20 @@ async function answerDuplicate(
   }
   if (reconciled.kind === 'released') return { kind: 'released', detail: 'a dead claim was released' };
   return { kind: 'running', detail: 'the first request is still processing' };
+}
+
+/** Whether this attempt still holds its database claim (and, for layer 3, renews it). */
+async function stillHoldsClaim(orderNo: string, attemptId: string, layers: LabSettings['layers']): Promise<boolean> {
+  const db = getDb();
+  if (layers.stateMachine) {
+    const { count } = await db.order.updateMany({
+      where: { orderNo, attemptId, status: 'PROCESSING' },
+      data: { claimedAt: new Date() },
+    });
+    return count === 1;
+  }
+  if (layers.uniqueConstraint) return (await readDedupRecord(db, 'PAYMENT', orderNo))?.owner === attemptId;
+  return true;
 }
 
 /** Undoes the claim of an attempt that failed before any money moved. */

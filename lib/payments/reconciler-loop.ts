@@ -1,6 +1,9 @@
 import 'server-only';
 // Runs the reconciler in the app process: once at start-up (claims this instance's previous life left
-// behind are settled at once) and then every few seconds (stale claims of any instance, unknown outcomes).
+// behind are settled at once) and then every few seconds (stale claims of any instance, unknown outcomes);
+// and the dedup table's cleanup, hourly.
+import { getDb } from '../db.ts';
+import { deleteSettledDedupRecords } from '../defences/dedup.ts';
 import { env } from '../env.ts';
 import { reconcileStalePayments } from './reconcile.ts';
 
@@ -25,4 +28,11 @@ export function startReconciler(): void {
   };
   void sweep(true);
   setInterval(() => void sweep(false), Math.min(EVERY_MS, env().REQUEST_KEY_LEASE_MS)).unref();
+  // Layer 4's table needs cleanup (the article says so): settled rows past the retention window.
+  const cleanUp = () =>
+    deleteSettledDedupRecords(getDb(), new Date(Date.now() - env().DEDUP_RETENTION_DAYS * 86_400_000)).catch(
+      (error: Error) => console.error(`[dedup] cleanup skipped: ${error.message}`),
+    );
+  void cleanUp();
+  setInterval(() => void cleanUp(), 3_600_000).unref();
 }

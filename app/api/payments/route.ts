@@ -31,7 +31,20 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   // 3. The body.
   const body = await readJsonBody(request, PaymentSchema);
   if (!body.ok) return body.response;
-  // 4. The pipeline (layers 2-4: a service call has no checkout token).
-  const result = await pay({ ...body.value, caller: who.caller, channel: 'api', idempotencyKey: key.data });
+  // 4. The pipeline: layers 2-4. A service call has no checkout token; a client acting for a screen (a
+  //    mobile app) may send the one it got from GET /api/tokens, and layer 1 then checks it too.
+  const token = request.headers.get('checkout-token') ?? undefined;
+  if (token !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(token)) {
+    return problem(400, 'checkout-token', 'Checkout-Token malformed', {
+      errors: [{ field: 'Checkout-Token', message: 'is not a checkout token' }],
+    });
+  }
+  const result = await pay({
+    ...body.value,
+    caller: who.caller,
+    channel: 'api',
+    idempotencyKey: key.data,
+    checkoutToken: token,
+  });
   return paymentResponse(result);
 });

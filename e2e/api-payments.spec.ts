@@ -1,0 +1,169 @@
+// POST /api/payments, status code by status code: Stripe's and the IETF Idempotency-Key draft's semantics.
+import { ALL_ON, chargeCount, createOrder, expect, test } from './fixtures';
+
+const pay = (orderNo: string, amountCents = 4200) => ({ orderNo, amountCents });
+
+test.describe('POST /api/payments', () => {
+  test('201 first; the same key and body again: the same status and body, plus Idempotent-Replayed', async ({
+    request,
+  }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON });
+    const headers = { 'idempotency-key': `k-${orderNo}`, 'x-client-id': 'shop' };
+    const first = await request.post('/api/payments', { headers, data: pay(orderNo) });
+    expect(first.status()).toBe(201);
+    expect(first.headers()['idempotent-replayed']).toBeUndefined();
+    const body = await first.json();
+    expect(body).toEqual({
+      status: 'PAID',
+      orderNo,
+      amountCents: 4200,
+      chargeId: expect.stringMatching(/^ch_/),
+      paidAt: expect.any(String),
+    });
+
+    const replay = await request.post('/api/payments', { headers, data: pay(orderNo) });
+    expect(replay.status()).toBe(201);
+    expect(replay.headers()['idempotent-replayed']).toBe('true');
+    expect(await replay.text()).toBe(await first.text());
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('409 with Retry-After while the first request is still running', async ({ request }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLatencyMs: 1_500 } });
+    const headers = { 'idempotency-key': `k-${orderNo}`, 'x-client-id': 'shop' };
+    const first = request.post('/api/payments', { headers, data: pay(orderNo) });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = await request.post('/api/payments', { headers, data: pay(orderNo) });
+    expect(second.status()).toBe(409);
+    expect(Number(second.headers()['retry-after'])).toBeGreaterThan(0);
+    expect(second.headers()['content-type']).toBe('application/problem+json');
+    expect((await second.json()).title).toBe('Payment in progress');
+    expect((await first).status()).toBe(201);
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('422 for the same key with a different body', async ({ request }) => {
+    const [a, b] = [await createOrder(request, { layers: ALL_ON }), await createOrder(request, { layers: ALL_ON })];
+    const headers = { 'idempotency-key': `k-${a}`, 'x-client-id': 'shop' };
+    expect((await request.post('/api/payments', { headers, data: pay(a) })).status()).toBe(201);
+    const reused = await request.post('/api/payments', { headers, data: pay(b) });
+    expect(reused.status()).toBe(422);
+    expect((await reused.json()).errors[0].field).toBe('Idempotency-Key');
+    expect(await chargeCount(b)).toBe(0);
+  });
+
+  test('400 for a missing or malformed key, naming the header', async ({ request }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON });
+    const keys: Array<Record<string, string>> = [
+      {},
+      { 'idempotency-key': '' },
+      { 'idempotency-key': 'has space' },
+      { 'idempotency-key': 'x'.repeat(256) },
+    ];
+    for (const headers of keys) {
+      const response = await request.post('/api/payments', {
+        headers: { ...headers, 'x-client-id': 'shop' },
+        data: pay(orderNo),
+      });
+      expect(response.status()).toBe(400);
+      expect(response.headers()['content-type']).toBe('application/problem+json');
+      expect((await response.json()).errors[0].field).toBe('Idempotency-Key');
+    }
+    expect(await chargeCount(orderNo)).toBe(0);
+  });
+
+  test('404 for an unknown order', async ({ request }) => {
+    const response = await request.post('/api/payments', {
+      headers: { 'idempotency-key': `k-unknown-${Date.now()}`, 'x-client-id': 'shop' },
+      data: pay('ord_0000000000000000'),
+    });
+    expect(response.status()).toBe(404);
+  });
+
+  test('400 for malformed JSON and invalid fields; 413 for an oversized body; 422 for the wrong amount', async ({
+    request,
+  }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON });
+    const headers = { 'idempotency-key': `k-${orderNo}`, 'x-client-id': 'shop', 'content-type': 'application/json' };
+    const malformed = await request.post('/api/payments', { headers, data: '{"orderNo":' });
+    expect(malformed.status()).toBe(400);
+    const invalid = await request.post('/api/payments', { headers, data: { orderNo, amountCents: -1 } });
+    expect(invalid.status()).toBe(400);
+    expect((await invalid.json()).errors.map((e: { field: string }) => e.field)).toEqual(['amountCents']);
+    const huge = await request.post('/api/payments', {
+      headers,
+      data: { orderNo, amountCents: 4200, note: 'x'.repeat(20_000) },
+    });
+    expect(huge.status()).toBe(413);
+    const wrong = await request.post('/api/payments', { headers, data: pay(orderNo, 1) });
+    expect(wrong.status()).toBe(422);
+    expect((await wrong.json()).errors[0].field).toBe('amountCents');
+    expect(await chargeCount(orderNo)).toBe(0);
+    // None of these used up the key: the real payment still goes through with it.
+    expect((await request.post('/api/payments', { headers, data: pay(orderNo) })).status()).toBe(201);
+  });
+
+  test('402 for a declined card, replayed as 402', async ({ request }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankFailure: 'decline' } });
+    const headers = { 'idempotency-key': `k-${orderNo}`, 'x-client-id': 'shop' };
+    const first = await request.post('/api/payments', { headers, data: pay(orderNo) });
+    expect(first.status()).toBe(402);
+    const replay = await request.post('/api/payments', { headers, data: pay(orderNo) });
+    expect(replay.status()).toBe(402);
+    expect(replay.headers()['idempotent-replayed']).toBe('true');
+    expect(await replay.text()).toBe(await first.text());
+    expect(await chargeCount(orderNo)).toBe(0);
+  });
+
+  test('keys are scoped per caller: another caller with the same key gets its own payment', async ({ request }) => {
+    const [x, y] = [await createOrder(request, { layers: ALL_ON }), await createOrder(request, { layers: ALL_ON })];
+    const alice = await request.post('/api/payments', {
+      headers: { 'idempotency-key': 'shared-key', 'x-client-id': `alice-${x}` },
+      data: pay(x),
+    });
+    const bob = await request.post('/api/payments', {
+      headers: { 'idempotency-key': 'shared-key', 'x-client-id': `bob-${x}` },
+      data: pay(y),
+    });
+    expect(alice.status()).toBe(201);
+    expect(bob.status()).toBe(201);
+    expect(bob.headers()['idempotent-replayed']).toBeUndefined();
+    expect((await bob.json()).orderNo).toBe(y);
+  });
+
+  test('another key for an order already paid: 200 with the existing payment, no new charge', async ({ request }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON });
+    const first = await request.post('/api/payments', {
+      headers: { 'idempotency-key': `a-${orderNo}`, 'x-client-id': 'shop' },
+      data: pay(orderNo),
+    });
+    const other = await request.post('/api/payments', {
+      headers: { 'idempotency-key': `b-${orderNo}`, 'x-client-id': 'shop' },
+      data: pay(orderNo),
+    });
+    expect(other.status()).toBe(200);
+    expect(other.headers()['x-answered-by']).toBe('stateMachine');
+    expect(await other.json()).toEqual(await first.json());
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('a Checkout-Token from GET /api/tokens is checked by layer 1 and works once', async ({ request }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON });
+    const tokenResponse = await request.get(`/api/tokens?orderNo=${orderNo}`, { headers: { 'x-client-id': 'app' } });
+    expect(tokenResponse.status()).toBe(200);
+    const { token, expiresAt } = await tokenResponse.json();
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(new Date(expiresAt).getTime()).toBeGreaterThan(Date.now());
+    const post = (key: string, caller = 'app') =>
+      request.post('/api/payments', {
+        headers: { 'idempotency-key': key, 'x-client-id': caller, 'checkout-token': token },
+        data: pay(orderNo),
+      });
+    expect((await post(`${orderNo}-1`, 'someone-else')).status()).toBe(409); // not their token
+    expect((await post(`${orderNo}-2`)).status()).toBe(201);
+    const reused = await post(`${orderNo}-3`);
+    expect(reused.status()).toBe(409);
+    expect(reused.headers()['x-answered-by']).toBe('token');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+});
