@@ -2,6 +2,7 @@ import { defineConfig, devices } from '@playwright/test';
 
 // scripts/test.ts starts PostgreSQL and Redis for the tests, builds the app and passes their URLs.
 const port = Number(process.env.E2E_PORT ?? 3100);
+const clusterPort = Number(process.env.CLUSTER_PORT ?? 3110);
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export default defineConfig({
@@ -43,13 +44,27 @@ export default defineConfig({
     // `npm run docs:screenshots` only.
     { name: 'screenshots', use: { ...devices['Desktop Chrome'] }, testMatch: /docs-screenshots\.spec\.ts/ },
   ],
-  webServer: {
-    // The production build, as users run it.
-    command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${port}`,
-    url: `http://127.0.0.1:${port}/api/health`,
-    reuseExistingServer: false,
-    timeout: 60_000,
-    stdout: 'ignore',
-    stderr: 'pipe',
-  },
+  webServer: [
+    {
+      // The production build, as users run it.
+      command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${port}`,
+      url: `http://127.0.0.1:${port}/api/health`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+      stdout: 'ignore',
+      stderr: 'pipe',
+    },
+    {
+      // The cluster (two instances, a retrying gateway, the receipt worker) for the infrastructure scenarios,
+      // with a short lease so that a killed instance's claims expire within a test.
+      command: 'node --conditions=react-server --import tsx scripts/cluster.ts',
+      url: `http://127.0.0.1:${clusterPort}/api/health`,
+      env: { PORT: String(clusterPort), REQUEST_KEY_LEASE_MS: '4000', DATA_DIR: '.data/test' },
+      reuseExistingServer: false,
+      timeout: 90_000,
+      stdout: 'ignore',
+      stderr: 'pipe',
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 15_000 },
+    },
+  ],
 });

@@ -16,6 +16,7 @@ export type Faults = Partial<{
   bankFailure: 'none' | 'decline' | 'error';
   bankTimeoutAfterCharge: boolean;
   crashAfterCharge: boolean;
+  receiptCrashBeforeAck: boolean;
 }>;
 
 export const ALL_ON: Layers = {
@@ -54,6 +55,14 @@ export async function chargeCount(orderNo: string): Promise<number> {
     'SELECT count(*)::int AS n FROM bank_charges WHERE merchant_ref = $1',
     [orderNo],
   );
+  return rows[0]?.n ?? 0;
+}
+
+/** The receipts the "send receipt" consumer sent for the order. */
+export async function receiptCount(orderNo: string): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM receipts WHERE order_no = $1', [
+    orderNo,
+  ]);
   return rows[0]?.n ?? 0;
 }
 

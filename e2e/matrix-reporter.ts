@@ -12,6 +12,7 @@ import { type Charges, CONFIGURATIONS, SCENARIOS, type Sees } from './scenarios/
 type CellRecord = {
   scenario: string;
   configuration: string;
+  counts: 'charges' | 'receipts';
   expected: { charges: Charges; sees: Sees };
   actual: { charges: Charges; sees: Sees; chargeCount: number };
   pass: boolean;
@@ -101,7 +102,7 @@ function markdown(cells: CellRecord[], run?: { runAt: string; durationSeconds: n
   return [
     '# Scenario matrix',
     '',
-    'Each cell: what the card network recorded for the order, and what the customer (or the calling service) saw at the end.',
+    'Each cell: what the card network recorded for the order (or, for the queue, how many receipts the customer got), and what the customer or the calling service saw at the end.',
     'Every cell is asserted against the declaration in `e2e/scenarios/matrix.ts`; ❌ marks a cell that differed.',
     run
       ? `\nRun ${run.runAt}, ${run.durationSeconds} s, ${run.machine}. ${failed === 0 ? 'All cells as declared.' : `${failed} cell(s) differ.`}`

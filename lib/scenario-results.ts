@@ -7,6 +7,7 @@ import path from 'node:path';
 export type MatrixCell = {
   scenario: string;
   configuration: string;
+  counts?: 'charges' | 'receipts';
   expected: { charges: string; sees: string };
   actual: { charges: string; sees: string; chargeCount: number };
   pass: boolean;

@@ -131,6 +131,49 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Pr
               payment)
             </span>
           </label>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={settings.faults.receiptCrashBeforeAck}
+              onChange={(event) => setFault('receiptCrashBeforeAck', event.target.checked)}
+            />
+            <span>
+              The receipt consumer dies after sending a receipt, before its ack (the message is delivered again)
+            </span>
+          </label>
+        </fieldset>
+        <fieldset className="faults">
+          <legend className="legend-title">Gateway</legend>
+          <p className="small muted">
+            In <code>npm run demo:cluster</code>: how long the gateway waits for an instance before it sends the same
+            request to the other one, and how many times it does.
+          </p>
+          <label className="field">
+            <span>Timeout (ms)</span>
+            <input
+              type="number"
+              min={100}
+              max={30000}
+              step={250}
+              value={settings.gateway.timeoutMs}
+              onChange={(event) =>
+                change({ gateway: { timeoutMs: Math.max(100, Math.min(30000, Number(event.target.value) || 100)) } })
+              }
+            />
+          </label>
+          <label className="field">
+            <span>Retries</span>
+            <select
+              value={settings.gateway.retries}
+              onChange={(event) => change({ gateway: { retries: Number(event.target.value) } })}
+            >
+              {[0, 1, 2, 3].map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </label>
         </fieldset>
         <div className="row">
           <button type="button" className="button secondary" onClick={reset}>
@@ -244,7 +287,14 @@ function Lane({ lane }: { lane: LaneView }) {
         <span className="mono">{lane.first.orderNo}</span>
         <span>{lane.first.channel}</span>
         <span>{lane.first.instance}</span>
-        <span>{outcome ? `${total} ms` : 'running…'}</span>
+        <span>
+          {outcome ||
+          lane.first.channel === 'worker' ||
+          lane.first.channel === 'gateway' ||
+          lane.first.channel === 'reconciler'
+            ? `${total} ms`
+            : 'running…'}
+        </span>
       </div>
       <ol className="steps">
         {steps.map((event) => (

@@ -4,7 +4,12 @@ import { readLatestMatrix } from '@/lib/scenario-results';
 export const metadata: Metadata = { title: 'Scenarios' };
 export const dynamic = 'force-dynamic';
 
-const SOURCES: Record<number, string> = { 1: 'the person', 2: 'the client’s network', 3: 'infrastructure retries' };
+const SOURCES: Record<number, string> = {
+  1: 'the person',
+  2: 'the client’s network',
+  3: 'infrastructure retries',
+  4: 'failover',
+};
 
 export default async function ScenariosPage() {
   const matrix = await readLatestMatrix();
@@ -64,7 +69,8 @@ export default async function ScenariosPage() {
                           className={`${charges > 1 ? 'cell-double' : charges === 1 ? 'cell-once' : 'cell-none'} ${cell.pass ? '' : 'cell-differs'}`}
                         >
                           <strong>
-                            {charges} charge{charges === 1 ? '' : 's'}
+                            {charges} {cell.counts === 'receipts' ? 'receipt' : 'charge'}
+                            {charges === 1 ? '' : 's'}
                           </strong>
                           <span className="block small">{cell.actual.sees}</span>
                           {cell.pass ? null : (

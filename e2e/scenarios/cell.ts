@@ -3,11 +3,12 @@
 // matrix reporter. The assertion is the declared cell: a difference either way fails.
 import type { APIRequestContext, Browser, BrowserContext, Locator, Page } from '@playwright/test';
 import { Redis } from 'ioredis';
-import { chargeCount, createOrder, expect, test } from '../fixtures';
+import { chargeCount, createOrder, expect, receiptCount, test } from '../fixtures';
 import { CONFIGURATIONS, chargesBucket, expectedCell, type Layers, SCENARIOS, type Sees } from './matrix';
 
 export type CellContext = {
   orderNo: string;
+  db: import('pg').Pool;
   layers: Layers;
   page: Page;
   context: BrowserContext;
@@ -20,20 +21,21 @@ export function scenario(id: string, run: (cell: CellContext) => Promise<Sees>):
   if (!declared) throw new Error(`scenario ${id} is not declared in matrix.ts`);
   test.describe(`scenario: ${declared.title}`, () => {
     for (const configuration of CONFIGURATIONS) {
-      test(configuration.title, async ({ page, context, browser, request }, testInfo) => {
+      test(configuration.title, async ({ page, context, browser, request, db }, testInfo) => {
         const expected = expectedCell(declared, configuration.layers);
         const orderNo = await createOrder(request, {
           layers: configuration.layers,
           faults: { bankLatencyMs: declared.bankLatencyMs },
         });
-        const sees = await run({ orderNo, layers: configuration.layers, page, context, browser, request });
-        const count = await settledChargeCount(orderNo);
+        const sees = await run({ orderNo, layers: configuration.layers, page, context, browser, request, db });
+        const count = await settledCount(orderNo, declared.counts === 'receipts' ? receiptCount : chargeCount);
         const actual = { charges: chargesBucket(count), sees };
         testInfo.annotations.push({
           type: 'matrix-cell',
           description: JSON.stringify({
             scenario: declared.id,
             configuration: configuration.id,
+            counts: declared.counts ?? 'charges',
             expected: { charges: expected.charges, sees: expected.sees },
             actual: { ...actual, chargeCount: count },
           }),
@@ -47,14 +49,14 @@ export function scenario(id: string, run: (cell: CellContext) => Promise<Sees>):
   });
 }
 
-/** The charge count once it has stopped moving (a duplicate may still be on its way to the bank). */
-async function settledChargeCount(orderNo: string): Promise<number> {
-  let last = await chargeCount(orderNo);
+/** The count once it has stopped moving (a duplicate may still be on its way to the bank, or the queue). */
+async function settledCount(orderNo: string, count: (orderNo: string) => Promise<number>): Promise<number> {
+  let last = await count(orderNo);
   let stableSince = Date.now();
   const deadline = Date.now() + 8_000;
   while (Date.now() - stableSince < 800 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 150));
-    const now = await chargeCount(orderNo);
+    const now = await count(orderNo);
     if (now !== last) {
       last = now;
       stableSince = Date.now();

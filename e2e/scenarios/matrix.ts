@@ -34,8 +34,10 @@ export const CONFIGURATIONS: Array<{ id: string; title: string; layers: Layers }
 export type Scenario = {
   id: string;
   title: string;
-  /** The article's source of duplicates: 1 the person, 2 the client's network, 3 infrastructure retries. */
-  source: 1 | 2 | 3;
+  /** The article's source: 1 the person, 2 the client's network, 3 infrastructure retries, 4 failover. */
+  source: 1 | 2 | 3 | 4;
+  /** What is counted: the card's charges (default), or the receipts the customer got. */
+  counts?: 'charges' | 'receipts';
   /** The defences that stop this duplicate, and what the customer sees when each one does. */
   stoppedBy: Partial<Record<Switch, Sees>>;
   /** When none of them is on: the card is charged again, and this is what the customer sees. */
@@ -139,6 +141,37 @@ export const SCENARIOS: Scenario[] = [
     title: 'Another session’s token, then reload and pay',
     source: 1,
     stoppedBy: { token: 'paid', ...REPLAYED_BY_SERVER },
+    unstopped: 'paid',
+    bankLatencyMs: 0,
+  },
+  {
+    id: 'gateway-retry',
+    title: 'Gateway times out and retries on the other instance',
+    source: 3,
+    // The gateway (2 s timeout) sends the same POST to instance b while a is still waiting for the bank.
+    // Unstopped, both instances charge, and both time out: the caller gets a 504, and two charges.
+    stoppedBy: REPLAYED_BY_SERVER,
+    unstopped: 'error',
+    bankLatencyMs: 2_600,
+  },
+  {
+    id: 'failover',
+    title: 'Instance killed mid-payment, the gateway fails over',
+    source: 4,
+    // Instance a dies (SIGKILL) holding the payment. Its request key's claim lives on until the lease runs
+    // out, and then the retry charges again: layer 2 alone does not survive a crash. The database layers
+    // keep the claim, and the reconciler (at a's restart, or once the lease is over) finds a's charge.
+    stoppedBy: { stateMachine: 'first outcome', uniqueConstraint: 'first outcome' },
+    unstopped: 'paid',
+    bankLatencyMs: 1_500,
+  },
+  {
+    id: 'queue-redelivery',
+    title: 'Receipt consumer dies before its ack, the message is redelivered',
+    source: 3,
+    counts: 'receipts',
+    // At-least-once delivery: only the dedup table (RECEIPT, order no) keeps the second delivery quiet.
+    stoppedBy: { uniqueConstraint: 'paid' },
     unstopped: 'paid',
     bankLatencyMs: 0,
   },

@@ -31,6 +31,7 @@ describe('request key records', () => {
     expect(decideOnExisting({ state: 'processing', owner: 'a', fingerprint, since: 5 }, fingerprint)).toEqual({
       kind: 'in_progress',
       since: 5,
+      owner: 'a',
     });
     expect(decideOnExisting({ state: 'unknown', owner: 'a', fingerprint, since: 5 }, fingerprint)).toEqual({
       kind: 'unknown',

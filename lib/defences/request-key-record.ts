@@ -58,7 +58,7 @@ export type ClaimDecision =
   /** The first request finished: answer with its outcome (result idempotency, the second detail). */
   | { kind: 'replay'; outcome: unknown }
   /** The first request is still running. */
-  | { kind: 'in_progress'; since: number }
+  | { kind: 'in_progress'; since: number; owner?: string }
   /** The first request's bank call timed out: only reconciliation knows the outcome. */
   | { kind: 'unknown'; owner: string }
   /** The same key was sent with a different payload. */
@@ -75,6 +75,6 @@ export function decideOnExisting(existing: RequestKeyRecord | undefined, fingerp
     case 'unknown':
       return { kind: 'unknown', owner: existing.owner };
     case 'processing':
-      return { kind: 'in_progress', since: existing.since };
+      return { kind: 'in_progress', since: existing.since, owner: existing.owner };
   }
 }

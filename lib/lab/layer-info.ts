@@ -40,6 +40,8 @@ const STEP_NAMES: Record<TimelineStep, string> = {
   bank: 'Bank',
   reconcile: 'Reconciler',
   outcome: 'Outcome',
+  gateway: 'Gateway',
+  receipt: 'Receipt',
 };
 
 export function stepName(step: TimelineStep): string {

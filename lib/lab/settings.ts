@@ -27,24 +27,43 @@ export const FaultsSchema = z.strictObject({
   bankTimeoutAfterCharge: z.boolean(),
   /** The merchant's process dies right after the bank charged the card, before recording anything. */
   crashAfterCharge: z.boolean(),
+  /** The "send receipt" consumer dies after sending a receipt and before acknowledging the message. */
+  receiptCrashBeforeAck: z.boolean(),
 });
 
-export const LabSettingsSchema = z.strictObject({ layers: LayersSchema, faults: FaultsSchema });
+/** The cluster's gateway (npm run demo:cluster): how long it waits for an instance, and how often it retries. */
+export const GatewaySchema = z.strictObject({
+  /** After this long without an answer, the gateway sends the same request to the other instance. */
+  timeoutMs: z.number().int().min(100).max(30_000),
+  /** How many times it retries (on a timeout or a dead instance), POSTs included, as nginx's `non_idempotent`. */
+  retries: z.number().int().min(0).max(3),
+});
+
+export const LabSettingsSchema = z.strictObject({ layers: LayersSchema, faults: FaultsSchema, gateway: GatewaySchema });
 export type LabSettings = z.infer<typeof LabSettingsSchema>;
 export type Layers = z.infer<typeof LayersSchema>;
 export type Faults = z.infer<typeof FaultsSchema>;
+export type GatewaySettings = z.infer<typeof GatewaySchema>;
 
 /** A partial change: what PUT /api/lab/config and an order's own `lab` carry. */
 export const LabSettingsPatchSchema = z.strictObject({
   layers: LayersSchema.partial().optional(),
   faults: FaultsSchema.partial().optional(),
+  gateway: GatewaySchema.partial().optional(),
 });
 export type LabSettingsPatch = z.infer<typeof LabSettingsPatchSchema>;
 
 /** All layers on, no faults: what `POST /api/lab/reset` restores. */
 export const DEFAULT_LAB_SETTINGS: LabSettings = {
   layers: { pendingUi: true, token: true, requestKey: true, stateMachine: true, uniqueConstraint: true },
-  faults: { bankLatencyMs: 0, bankFailure: 'none', bankTimeoutAfterCharge: false, crashAfterCharge: false },
+  faults: {
+    bankLatencyMs: 0,
+    bankFailure: 'none',
+    bankTimeoutAfterCharge: false,
+    crashAfterCharge: false,
+    receiptCrashBeforeAck: false,
+  },
+  gateway: { timeoutMs: 2_000, retries: 1 },
 };
 
 export function mergeLabSettings(base: LabSettings, patch: LabSettingsPatch | null | undefined): LabSettings {
@@ -52,6 +71,7 @@ export function mergeLabSettings(base: LabSettings, patch: LabSettingsPatch | nu
   return {
     layers: { ...base.layers, ...patch.layers },
     faults: { ...base.faults, ...patch.faults },
+    gateway: { ...base.gateway, ...patch.gateway },
   };
 }
 

@@ -1,13 +1,13 @@
 // One step of one payment request, as the lab's timeline shows it. Pure types, shared with the browser.
 import type { Layer } from './settings.ts';
 
-export type TimelineStep = Layer | 'request' | 'bank' | 'reconcile' | 'outcome';
+export type TimelineStep = Layer | 'request' | 'bank' | 'reconcile' | 'outcome' | 'gateway' | 'receipt';
 
 export type TimelineEvent = {
   /** One lane per request. */
   requestId: string;
   orderNo: string;
-  channel: 'browser' | 'api' | 'reconciler';
+  channel: 'browser' | 'api' | 'reconciler' | 'gateway' | 'worker';
   /** Which app instance handled it (cluster mode shows two). */
   instance: string;
   step: TimelineStep;

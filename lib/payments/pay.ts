@@ -29,6 +29,7 @@ import {
 } from '../defences/request-key.ts';
 import { fingerprintOf, requestKeyName } from '../defences/request-key-record.ts';
 import { env } from '../env.ts';
+import { addPaymentPaidEvent } from '../events/outbox.ts';
 import { instanceName, newAttemptId } from '../instance.ts';
 import type { LabSettings, Layer } from '../lab/settings.ts';
 import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
@@ -167,9 +168,28 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         lane.mark('requestKey', 'stopped', 'a stored outcome could not be read');
         return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
       }
-      case 'in_progress':
+      case 'in_progress': {
+        // The claim's owner may be dead (its instance was killed) while the database already knows the
+        // outcome (the reconciler settled it). Where a database layer is on, ask it before saying "wait".
+        const layer = layers.stateMachine ? 'stateMachine' : layers.uniqueConstraint ? 'uniqueConstraint' : undefined;
+        const answer = layer && decision.owner ? await answerDuplicate(orderNo, layer, options) : undefined;
+        if (answer?.kind === 'settled' && decision.owner) {
+          await completeRequestKey(
+            name,
+            decision.owner,
+            { fingerprint, outcome: answer.outcome },
+            options.resultTtlSeconds,
+          );
+          lane.mark(
+            'requestKey',
+            'stopped',
+            `its claim is still open, but the order is already ${answer.outcome.status}`,
+          );
+          return { kind: 'duplicate', outcome: answer.outcome, answeredBy: 'requestKey' };
+        }
         lane.mark('requestKey', 'stopped', 'the first request is still processing');
         return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
+      }
       case 'mismatch':
         lane.mark('requestKey', 'stopped', 'this key was used with a different payload');
         return { kind: 'mismatch' };
@@ -431,14 +451,17 @@ async function recordOutcome(outcome: PaymentOutcome, attemptId: string, layers:
       ? { chargeId: outcome.chargeId, paidAt: new Date(outcome.paidAt) }
       : { declineReason: outcome.reason };
   await getDb().$transaction(async (tx) => {
+    let recorded = true;
     if (layers.stateMachine) {
-      await moveOrder(tx, orderNo, attemptId, outcome.status === 'PAID' ? 'charged' : 'declined', data);
+      recorded = await moveOrder(tx, orderNo, attemptId, outcome.status === 'PAID' ? 'charged' : 'declined', data);
     } else {
       // Without layer 3 nothing guards the row: the last request to finish writes its outcome over the
       // first one's. The card statement, not this row, shows how many charges there were.
       await tx.order.update({ where: { orderNo }, data: { ...data, status: outcome.status } });
     }
     if (layers.uniqueConstraint) await storeDedupOutcome(tx, 'PAYMENT', orderNo, outcome);
+    // The event for the receipt, in the same transaction: it exists exactly when the payment was recorded.
+    if (recorded && outcome.status === 'PAID') await addPaymentPaidEvent(tx, outcome);
   });
 }
 

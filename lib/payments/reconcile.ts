@@ -8,6 +8,7 @@ import { getDb } from '../db.ts';
 import { readDedupRecord, releaseDedupRecord, storeDedupOutcome } from '../defences/dedup.ts';
 import { moveOrder } from '../defences/payment-state.ts';
 import { env } from '../env.ts';
+import { addPaymentPaidEvent } from '../events/outbox.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { bootPrefix, instanceName } from '../instance.ts';
 import { startLane } from '../lab/timeline.ts';
@@ -80,8 +81,12 @@ export async function reconcileOrder(
       paidAt: charge.createdAt.toISOString(),
     };
     await db.$transaction(async (tx) => {
-      await moveOrder(tx, orderNo, null, 'reconciledCharged', { chargeId: charge.id, paidAt: charge.createdAt });
+      const moved = await moveOrder(tx, orderNo, null, 'reconciledCharged', {
+        chargeId: charge.id,
+        paidAt: charge.createdAt,
+      });
       await storeDedupOutcome(tx, 'PAYMENT', orderNo, outcome);
+      if (moved) await addPaymentPaidEvent(tx, outcome);
     });
     lane.mark('reconcile', 'charged', `the bank has charge ${charge.id}: the order is PAID`);
     return { kind: 'settled', outcome };

@@ -1,0 +1,86 @@
+// Sources 3 and 4 through real infrastructure: two app instances behind a retrying gateway
+// (scripts/cluster.ts, started by playwright.config.ts), and the receipt worker's consumer group.
+// These cells share the cluster and kill parts of it, so they run one at a time.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { APIRequestContext } from '@playwright/test';
+import { expect, test } from '../fixtures';
+import { categorizeResponse, scenario, testRedis } from './cell';
+import type { Sees } from './matrix';
+
+test.describe.configure({ mode: 'serial' });
+
+const GATEWAY_PORT = Number(process.env.CLUSTER_PORT ?? 3110);
+const GATEWAY = `http://127.0.0.1:${GATEWAY_PORT}`;
+const INSTANCES = { a: GATEWAY_PORT + 1, b: GATEWAY_PORT + 2 };
+const PID_DIR = process.env.CLUSTER_PID_DIR ?? path.resolve(import.meta.dirname, '../../.data/test/demo');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A well-behaved service client: one key for the payment; it waits and retries on 409 (as Retry-After
+ * says) until it has the outcome, and reports a gateway error (502/504) as an error without retrying, so
+ * that the retries counted are the gateway's own.
+ */
+async function payThroughGateway(
+  request: APIRequestContext,
+  orderNo: string,
+  firstAttemptHeaders: Record<string, string> = {},
+): Promise<Sees> {
+  const headers = { 'idempotency-key': `gw-${orderNo}`, 'x-client-id': 'shop-backend' };
+  for (let attempt = 1; attempt <= 25; attempt++) {
+    const response = await request.post(`${GATEWAY}/api/payments`, {
+      headers: attempt === 1 ? { ...headers, ...firstAttemptHeaders } : headers,
+      data: { orderNo, amountCents: 4200 },
+      timeout: 30_000,
+    });
+    const status = response.status();
+    if (status !== 409) return categorizeResponse(status, response.headers());
+    await sleep(Number(response.headers()['retry-after'] ?? '1') * 1000);
+  }
+  return 'in progress';
+}
+
+async function waitUntilHealthy(port: number): Promise<void> {
+  await expect(async () => {
+    const response = await fetch(`http://127.0.0.1:${port}/api/health`);
+    expect(response.status).toBe(200);
+  }).toPass({ timeout: 30_000 });
+}
+
+scenario('gateway-retry', async ({ request, orderNo }) => payThroughGateway(request, orderNo));
+
+scenario('failover', async ({ request, orderNo }) => {
+  // The first attempt goes to instance a; while the bank holds the payment, a is killed.
+  const paying = payThroughGateway(request, orderNo, { 'x-gateway-route': 'a' });
+  await sleep(500);
+  process.kill(Number(readFileSync(path.join(PID_DIR, 'app-a.pid'), 'utf8')), 'SIGKILL');
+  const sees = await paying;
+  await waitUntilHealthy(INSTANCES.a); // the cluster's supervisor restarts it
+  return sees;
+});
+
+scenario('queue-redelivery', async ({ request, orderNo, db }) => {
+  // The order carries the fault: the worker dies after sending the receipt and before its XACK.
+  await db.query(
+    `UPDATE orders SET lab = jsonb_set(lab, '{faults,receiptCrashBeforeAck}', 'true') WHERE order_no = $1`,
+    [orderNo],
+  );
+  const response = await request.post('/api/payments', {
+    headers: { 'idempotency-key': `q-${orderNo}`, 'x-client-id': 'shop-backend' },
+    data: { orderNo, amountCents: 4200 },
+  });
+  const sees = categorizeResponse(response.status(), response.headers());
+  // In the end the message is acknowledged: published, and no longer pending for the consumer group.
+  await expect(async () => {
+    const { rows } = await db.query<{ stream_id: string | null }>('SELECT stream_id FROM outbox WHERE key = $1', [
+      orderNo,
+    ]);
+    const streamId = rows[0]?.stream_id;
+    expect(streamId).toBeTruthy();
+    const pending = (await testRedis().xpending('payments:events', 'send-receipt', '-', '+', 1000)) as Array<[string]>;
+    expect(pending.map(([id]) => id)).not.toContain(streamId);
+    const receipts = await db.query('SELECT 1 FROM receipts WHERE order_no = $1', [orderNo]);
+    expect(receipts.rowCount).toBeGreaterThan(0);
+  }).toPass({ timeout: 30_000, intervals: [500] });
+  return sees;
+});

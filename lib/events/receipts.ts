@@ -1,0 +1,113 @@
+import 'server-only';
+// The "send receipt" consumer: a Redis consumer group reads payment events (XREADGROUP), sends a receipt,
+// and acknowledges (XACK). A consumer that dies before its ack leaves the message pending; another one
+// reclaims it (XAUTOCLAIM) and it is delivered again. The dedup table (biz type RECEIPT, the order number)
+// makes the second delivery send nothing. A failed receipt never touches the payment: it was final before
+// the event existed (the article's third detail).
+import { getDb } from '../db.ts';
+import { DuplicateRecordError, insertDedupRecord } from '../defences/dedup.ts';
+import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
+import { publishTimelineEvent } from '../lab/timeline.ts';
+import { parseOutcome } from '../payments/outcome.ts';
+import { getRedis } from '../redis.ts';
+import { EVENTS_STREAM } from './relay.ts';
+
+export const RECEIPTS_GROUP = 'send-receipt';
+/** A message pending this long belongs to a consumer presumed dead: another one takes it over. */
+export const RECLAIM_IDLE_MS = 2_000;
+
+type Entry = [id: string, fields: string[]];
+
+export async function ensureReceiptsGroup(): Promise<void> {
+  try {
+    await getRedis().xgroup('CREATE', EVENTS_STREAM, RECEIPTS_GROUP, '0', 'MKSTREAM');
+  } catch (error) {
+    if (!(error instanceof Error && error.message.includes('BUSYGROUP'))) throw error;
+  }
+}
+
+export type ReceiptResult = 'sent' | 'duplicate' | 'skipped';
+
+/** Sends the receipt for one event, once per order (when layer 4 is on for the order). */
+export async function sendReceipt(fields: Record<string, string>, consumer: string): Promise<ReceiptResult> {
+  const outcome = parseOutcome(JSON.parse(fields.payload ?? 'null'));
+  if (outcome?.status !== 'PAID') return 'skipped';
+  const db = getDb();
+  const order = await db.order.findUnique({ where: { orderNo: outcome.orderNo }, select: { lab: true } });
+  const { layers } = settingsForOrder(await getLabSettings(), order?.lab);
+  try {
+    await db.$transaction(async (tx) => {
+      if (layers.uniqueConstraint) await insertDedupRecord(tx, 'RECEIPT', outcome.orderNo, consumer);
+      await tx.receipt.create({
+        data: { orderNo: outcome.orderNo, chargeId: outcome.chargeId, amountCents: outcome.amountCents, consumer },
+        select: { id: true },
+      });
+    });
+    return 'sent';
+  } catch (error) {
+    if (error instanceof DuplicateRecordError) return 'duplicate';
+    throw error;
+  }
+}
+
+function toFields(list: string[]): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < list.length; i += 2) fields[list[i] as string] = list[i + 1] as string;
+  return fields;
+}
+
+/**
+ * One round of the consumer: first the messages other consumers left pending too long, then new ones.
+ * `beforeAck` runs after a first delivery was handled and before its XACK (the lab's crash fault).
+ */
+export async function consumeReceipts(
+  consumer: string,
+  options: { blockMs?: number; beforeAck?: (orderNo: string, result: ReceiptResult) => Promise<void> } = {},
+): Promise<number> {
+  const redis = getRedis();
+  const [, reclaimed] = (await redis.xautoclaim(
+    EVENTS_STREAM,
+    RECEIPTS_GROUP,
+    consumer,
+    RECLAIM_IDLE_MS,
+    '0-0',
+    'COUNT',
+    20,
+  )) as [string, Entry[]];
+  const fresh = (await redis.xreadgroup(
+    'GROUP',
+    RECEIPTS_GROUP,
+    consumer,
+    'COUNT',
+    20,
+    'BLOCK',
+    options.blockMs ?? 1_000,
+    'STREAMS',
+    EVENTS_STREAM,
+    '>',
+  )) as Array<[string, Entry[]]> | null;
+  const deliveries = [
+    ...reclaimed.filter(Boolean).map((entry) => ({ entry, redelivered: true })),
+    ...(fresh?.[0]?.[1] ?? []).map((entry) => ({ entry, redelivered: false })),
+  ];
+  for (const { entry, redelivered } of deliveries) {
+    const [id, list] = entry;
+    const fields = toFields(list);
+    const started = performance.now();
+    const result = await sendReceipt(fields, consumer);
+    publishTimelineEvent({
+      requestId: `rcpt-${id}`,
+      orderNo: fields.key ?? '',
+      channel: 'worker',
+      instance: consumer,
+      step: 'receipt',
+      decision: result,
+      detail: `${redelivered ? 'redelivered' : 'delivered'} message ${id}: ${result === 'duplicate' ? 'receipt already sent (RECEIPT unique key)' : result}`,
+      durationMs: Math.round(performance.now() - started),
+      at: Date.now(),
+    });
+    if (!redelivered) await options.beforeAck?.(fields.key ?? '', result);
+    await redis.xack(EVENTS_STREAM, RECEIPTS_GROUP, id);
+  }
+  return deliveries.length;
+}

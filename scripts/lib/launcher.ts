@@ -1,0 +1,138 @@
+// What `npm run demo` and `npm run demo:cluster` have in common:
+//   1. validate the configuration (lib/env.ts)
+//   2. start the embedded PostgreSQL and Redis, unless DATABASE_URL / REDIS_URL name servers to use
+//   3. apply the committed migrations
+//   4. build the app if the sources changed; start the app instance(s) and the receipt worker, supervised
+//      (the lab's crash faults kill them on purpose: they come back, and reconciliation settles the rest)
+//   5. cluster: a gateway in front of the instances, retrying on timeouts and dead instances
+//   6. on Ctrl-C or SIGTERM: the gateway, the apps and the worker, then the services; nothing is left running
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { env } from '../../lib/env.ts';
+import { DEFAULT_LAB_SETTINGS, type GatewaySettings, parseStoredLabSettings } from '../../lib/lab/settings.ts';
+import type { TimelineEvent } from '../../lib/lab/timeline-event.ts';
+import { startGateway } from './gateway.ts';
+import { applyMigrations } from './migrations.ts';
+import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './next-app.ts';
+import { ROOT } from './paths.ts';
+import { stopLeftover } from './processes.ts';
+import { startServices } from './services.ts';
+import { type Supervised, supervise } from './supervisor.ts';
+
+export type Plan = {
+  /** The app instances: one for the demo, two behind the gateway for the cluster. */
+  apps: Array<{ name: string; port: number }>;
+  /** The port the user opens: the single app's, or the gateway's. */
+  gatewayPort?: number;
+};
+
+const log = (line: string) => console.log(`[demo] ${line}`);
+
+export async function launch(plan: Plan): Promise<void> {
+  const config = env();
+  const services = await startServices({
+    profile: 'demo',
+    dataDir: config.DATA_DIR,
+    databaseUrl: config.DATABASE_URL,
+    redisUrl: config.REDIS_URL,
+    postgresPort: config.EMBEDDED_POSTGRES_PORT,
+    redisPort: config.EMBEDDED_REDIS_PORT,
+    log,
+  });
+  log(services.started.length > 0 ? `started ${services.started.join(' and ')}` : 'using the servers you configured');
+
+  const children: Supervised[] = [];
+  let gateway: { close(): Promise<void> } | undefined;
+  let redis: Redis | undefined;
+  let stopping = false;
+  const shutdown = async (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${why}: stopping`);
+    await gateway?.close();
+    await Promise.all(children.map((child) => child.stop()));
+    redis?.disconnect();
+    await services.stop();
+    log('stopped');
+    process.exit(0);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
+
+  try {
+    const applied = await applyMigrations(services.databaseUrl);
+    log(applied.length > 0 ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
+    const appEnv = nextEnv({ DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl });
+    if (buildIsStale()) {
+      log('building the app (once, about a minute)...');
+      buildApp(appEnv);
+    }
+
+    const pidDir = path.resolve(ROOT, config.DATA_DIR, 'demo');
+    mkdirSync(pidDir, { recursive: true });
+    const giveUp = () => void shutdown('crash loop');
+    for (const app of plan.apps) {
+      const pidFile = path.join(pidDir, `app-${app.name}.pid`);
+      // A launcher killed with SIGKILL leaves its apps running on their ports: stop them first.
+      await stopLeftover(pidFile, /next/, 'SIGTERM');
+      const instanceEnv = { ...appEnv, INSTANCE_NAME: app.name };
+      children.push(
+        supervise(`app ${app.name}`, () => startApp({ port: app.port, env: instanceEnv }), {
+          pidFile,
+          log,
+          onGiveUp: giveUp,
+        }),
+      );
+    }
+    const workerPid = path.join(pidDir, 'worker.pid');
+    await stopLeftover(workerPid, /scripts\/worker/, 'SIGTERM');
+    children.push(
+      supervise('receipt worker', () => startWorker(appEnv), { pidFile: workerPid, log, onGiveUp: giveUp }),
+    );
+    await Promise.all(plan.apps.map((app, i) => waitForApp(app.port, 60_000, children[i]?.current())));
+
+    if (plan.gatewayPort !== undefined) {
+      redis = new Redis(services.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 });
+      redis.on('error', () => {});
+      const settings = await gatewaySettingsFrom(redis);
+      gateway = await startGateway({
+        port: plan.gatewayPort,
+        upstreams: plan.apps,
+        settings: () => settings.current,
+        publish: (event: TimelineEvent) => {
+          redis?.xadd('lab:timeline', 'MAXLEN', '~', 2000, '*', 'event', JSON.stringify(event)).catch(() => {});
+        },
+      });
+      log(`gateway on 127.0.0.1:${plan.gatewayPort} → ${plan.apps.map((a) => `${a.name} (:${a.port})`).join(', ')}`);
+    }
+    log(`ready: http://localhost:${plan.gatewayPort ?? plan.apps[0]?.port}  (Ctrl-C stops everything)`);
+  } catch (error) {
+    await Promise.all(children.map((child) => child.stop()));
+    await services.stop();
+    throw error;
+  }
+}
+
+function startWorker(workerEnv: NodeJS.ProcessEnv) {
+  return spawn(
+    process.execPath,
+    ['--conditions=react-server', '--import', 'tsx', path.join(ROOT, 'scripts/worker.ts')],
+    {
+      cwd: ROOT,
+      env: workerEnv,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+}
+
+/** The gateway's timeout and retries are lab settings: read from Redis every second, like every instance. */
+async function gatewaySettingsFrom(redis: Redis): Promise<{ current: GatewaySettings }> {
+  const holder = { current: DEFAULT_LAB_SETTINGS.gateway };
+  const read = async () => {
+    holder.current = parseStoredLabSettings(await redis.get('lab:config').catch(() => null)).gateway;
+  };
+  await read();
+  setInterval(() => void read(), 1_000).unref();
+  return holder;
+}

@@ -1,0 +1,56 @@
+// The background worker: the outbox relay (outbox rows → Redis stream) and the "send receipt" consumer
+// (stream → receipts, idempotent by the dedup table). Started and supervised by `npm run demo` and
+// `npm run demo:cluster`; several may run at once (SKIP LOCKED, one consumer group).
+import { hostname } from 'node:os';
+import { getDb } from '../lib/db.ts';
+import { consumeReceipts, ensureReceiptsGroup } from '../lib/events/receipts.ts';
+import { relayOutbox } from '../lib/events/relay.ts';
+import { getLabSettings, settingsForOrder } from '../lib/lab/settings-store.ts';
+import { getRedis } from '../lib/redis.ts';
+
+const consumer = `receipts-${hostname().slice(0, 20)}-${process.pid}`;
+let stopping = false;
+
+async function relayLoop(): Promise<void> {
+  while (!stopping) {
+    const published = await relayOutbox().catch((error: Error) => {
+      console.error(`[worker] relay: ${error.message}`);
+      return 0;
+    });
+    if (published === 0) await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function consumeLoop(): Promise<void> {
+  await ensureReceiptsGroup();
+  while (!stopping) {
+    await consumeReceipts(consumer, {
+      // The lab's fault: die after the receipt went out and before the ack, so the message is redelivered.
+      beforeAck: async (orderNo, result) => {
+        if (result !== 'sent') return;
+        const order = await getDb().order.findUnique({ where: { orderNo }, select: { lab: true } });
+        if (settingsForOrder(await getLabSettings(), order?.lab).faults.receiptCrashBeforeAck) {
+          console.error(`[worker] ${consumer}: dying before the ack of ${orderNo}'s receipt (lab fault)`);
+          process.kill(process.pid, 'SIGKILL');
+        }
+      },
+    }).catch(async (error: Error) => {
+      console.error(`[worker] consumer: ${error.message}`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    });
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    stopping = true;
+    setTimeout(() => {
+      void getRedis().quit();
+      void getDb().$disconnect();
+      process.exit(0);
+    }, 200);
+  });
+}
+console.log(`[worker] ${consumer}: relaying the outbox and sending receipts`);
+void relayLoop();
+void consumeLoop();
