@@ -47,7 +47,7 @@ test('lab: a duplicate stopped by layer 3 on the timeline', async ({ page, brows
   }
   await page.goto('/lab');
   await page.getByRole('searchbox').fill(orderNo);
-  await expect(page.locator('li.lane')).toHaveCount(2);
+  await expect(page.locator('li.lane[data-channel="browser"]')).toHaveCount(2);
   await page.screenshot({ path: `${IMAGES}/lab.png`, fullPage: true });
   await request.post('/api/lab/reset');
 });

@@ -281,7 +281,12 @@ function Lane({ lane }: { lane: LaneView }) {
   const outcome = lane.events.find((event) => event.step === 'outcome');
   const steps = lane.events.filter((event) => event.step !== 'request' && event.step !== 'outcome');
   return (
-    <li className="lane" data-request-id={lane.requestId} data-order-no={lane.first.orderNo}>
+    <li
+      className="lane"
+      data-request-id={lane.requestId}
+      data-order-no={lane.first.orderNo}
+      data-channel={lane.first.channel}
+    >
       <div className="lane-head small">
         <span className="mono">{new Date(lane.first.at).toLocaleTimeString('en-GB')}</span>
         <span className="mono">{lane.first.orderNo}</span>

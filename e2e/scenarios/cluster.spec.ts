@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { APIRequestContext } from '@playwright/test';
-import { expect, test } from '../fixtures';
+import { chargeCount, expect, test } from '../fixtures';
 import { categorizeResponse, scenario, testRedis } from './cell';
 import type { Sees } from './matrix';
 
@@ -50,9 +50,9 @@ async function waitUntilHealthy(port: number): Promise<void> {
 scenario('gateway-retry', async ({ request, orderNo }) => payThroughGateway(request, orderNo));
 
 scenario('failover', async ({ request, orderNo }) => {
-  // The first attempt goes to instance a; while the bank holds the payment, a is killed.
+  // The first attempt goes to instance a; once the bank has charged (and still holds the answer), a is killed.
   const paying = payThroughGateway(request, orderNo, { 'x-gateway-route': 'a' });
-  await sleep(500);
+  await expect.poll(() => chargeCount(orderNo), { timeout: 10_000, intervals: [50] }).toBe(1);
   process.kill(Number(readFileSync(path.join(PID_DIR, 'app-a.pid'), 'utf8')), 'SIGKILL');
   const sees = await paying;
   await waitUntilHealthy(INSTANCES.a); // the cluster's supervisor restarts it
