@@ -1,24 +1,42 @@
 import 'server-only';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { requireEnv } from './env.ts';
+import pg from 'pg';
+import { env, requireEnv } from './env.ts';
 import { PrismaClient } from './generated/prisma/client.ts';
 
 export type Db = PrismaClient;
 
+/**
+ * Database round trips since start (every statement, BEGIN and COMMIT included); counted for `npm run bench`.
+ * On globalThis because Next bundles each route on its own: a module-level counter would exist once per route.
+ */
+const globalForCount = globalThis as unknown as { databaseRoundTrips?: { count: number } };
+globalForCount.databaseRoundTrips ??= { count: 0 };
+export const databaseRoundTrips = globalForCount.databaseRoundTrips;
+
+/** With the benchmark's routes on, counts every query sent on the pool's connections. */
+export function countRoundTrips(pool: pg.Pool): void {
+  if (!env().BENCH_ROUTES) return;
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: typeof query }).query = (...args: unknown[]) => {
+      databaseRoundTrips.count++;
+      return query(...args);
+    };
+  });
+}
+
 function createPrismaClient(): PrismaClient {
-  const adapter = new PrismaPg(
-    {
-      connectionString: requireEnv('DATABASE_URL'),
-      max: 20,
-      // Fail fast when PostgreSQL is down instead of queueing requests behind a dead server.
-      connectionTimeoutMillis: 3_000,
-    },
-    {
-      // An idle connection dropped by a restarting server is not a reason to crash the app.
-      onPoolError: (error) => console.error(`[db] idle connection lost: ${error.message}`),
-    },
-  );
-  return new PrismaClient({ adapter });
+  const pool = new pg.Pool({
+    connectionString: requireEnv('DATABASE_URL'),
+    max: 20,
+    // Fail fast when PostgreSQL is down instead of queueing requests behind a dead server.
+    connectionTimeoutMillis: 3_000,
+  });
+  // An idle connection dropped by a restarting server is not a reason to crash the app.
+  pool.on('error', (error) => console.error(`[db] idle connection lost: ${error.message}`));
+  countRoundTrips(pool);
+  return new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
 }
 
 // One client per process. Outside production, Next's hot reload re-evaluates modules, so the client

@@ -38,6 +38,8 @@ export const EnvSchema = z.object({
     .optional(),
   /** The lab's routes and page. On in the demo; turn off where the lab must not be reachable. */
   LAB_ENABLED: flag.default(true),
+  /** The benchmark's routes (/api/bench/*) and round-trip counters. Only `npm run bench` turns them on. */
+  BENCH_ROUTES: flag.default(false),
   /** Layer 1: lifetime of a one-time checkout token. */
   CHECKOUT_TOKEN_TTL_SECONDS: positiveInt.default(300),
   /** Layer 2: how long a claim may stay "processing" before another attempt may take over. */

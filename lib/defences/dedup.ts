@@ -21,9 +21,16 @@ export class DuplicateRecordError extends Error {
   }
 }
 
-/** Prisma 7 with a driver adapter reports a unique violation as P2002 (its `meta.target` is gone). */
+/**
+ * A unique violation, as Prisma 7 with a driver adapter reports it: P2002 from a model query (its
+ * `meta.target` is gone), or P2010 from a raw query whose driver error is a UniqueConstraintViolation.
+ */
 export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  if (error.code === 'P2002') return true;
+  const cause = (error.meta as { driverAdapterError?: { cause?: { kind?: string } } } | undefined)?.driverAdapterError
+    ?.cause;
+  return error.code === 'P2010' && cause?.kind === 'UniqueConstraintViolation';
 }
 
 export async function insertDedupRecord(tx: Tx, bizType: BizType, bizNo: string, owner: string): Promise<void> {

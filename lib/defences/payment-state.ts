@@ -6,6 +6,7 @@ import 'server-only';
 // Catches: every duplicate of every source for the same order, with no extra storage.
 // Misses: nothing for an order; it needs a business object with clear states.
 import type { Prisma } from '../generated/prisma/client.ts';
+import { DuplicateRecordError, isUniqueViolation } from './dedup.ts';
 import { type PaymentEvent, statusesAllowing, targetOf } from './payment-transitions.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -17,6 +18,31 @@ export async function claimOrder(tx: Tx, orderNo: string, attemptId: string): Pr
     data: { status: targetOf('claim'), attemptId, claimedAt: new Date() },
   });
   return count === 1;
+}
+
+/**
+ * Layers 3 and 4 together, as one statement (one implicit transaction, one round trip): the conditional
+ * update claims the order and, only if it did, the dedup row is inserted. The same two steps as
+ * claimOrder + insertDedupRecord in a transaction, without four round trips (BEGIN, UPDATE, INSERT, COMMIT).
+ * True when this attempt claimed the order; throws DuplicateRecordError when the unique key refused the row
+ * (the whole statement, the update included, is then rolled back).
+ */
+export async function claimOrderWithDedupRow(tx: Tx, orderNo: string, attemptId: string): Promise<boolean> {
+  try {
+    const inserted = await tx.$queryRaw<Array<{ id: number }>>`
+      WITH claim AS (
+        UPDATE orders
+        SET status = ${targetOf('claim')}::payment_status, attempt_id = ${attemptId}, claimed_at = now(), updated_at = now()
+        WHERE order_no = ${orderNo} AND status = ANY(${statusesAllowing('claim')}::payment_status[])
+        RETURNING order_no)
+      INSERT INTO idempotent_record (biz_type, biz_no, owner)
+      SELECT 'PAYMENT', order_no, ${attemptId} FROM claim
+      RETURNING id`;
+    return inserted.length === 1;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new DuplicateRecordError('PAYMENT', orderNo);
+    throw error;
+  }
 }
 
 /**

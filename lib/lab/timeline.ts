@@ -2,37 +2,54 @@ import 'server-only';
 // The lab's timeline: every step of every payment request, published to a Redis stream that every app
 // instance writes to and every open lab tab reads from. Publishing never slows down or fails a payment.
 import { randomBytes } from 'node:crypto';
+import { env } from '../env.ts';
 import { getRedis } from '../redis.ts';
 import type { TimelineEvent } from './timeline-event.ts';
 
 export const TIMELINE_KEY = 'lab:timeline';
 const MAX_EVENTS = 2_000;
 
+/** Publishes events in one round trip (a pipeline). Off with the lab: nobody could read them. */
+export function publishTimelineEvents(events: TimelineEvent[]): void {
+  if (events.length === 0 || !env().LAB_ENABLED) return;
+  const pipeline = getRedis().pipeline();
+  for (const event of events) {
+    pipeline.xadd(TIMELINE_KEY, 'MAXLEN', '~', MAX_EVENTS, '*', 'event', JSON.stringify(event));
+  }
+  pipeline.exec().catch((error: Error) => console.error(`[timeline] not published: ${error.message}`));
+}
+
 export function publishTimelineEvent(event: TimelineEvent): void {
-  getRedis()
-    .xadd(TIMELINE_KEY, 'MAXLEN', '~', MAX_EVENTS, '*', 'event', JSON.stringify(event))
-    .catch((error: Error) => console.error(`[timeline] not published: ${error.message}`));
+  publishTimelineEvents([event]);
 }
 
 export type Lane = {
   requestId: string;
   /** Records a step that took the time since the previous mark. */
   mark(step: TimelineEvent['step'], decision: string, detail?: string): void;
+  /** Publishes the marks so far (before a slow step, so the lab shows where a request waits; and at the end). */
+  flush(): void;
 };
 
 /** A request's lane on the timeline; each mark measures the time since the previous one. */
 export function startLane(
   base: Pick<TimelineEvent, 'orderNo' | 'channel' | 'instance'>,
-  publish: (event: TimelineEvent) => void = publishTimelineEvent,
+  publish: (events: TimelineEvent[]) => void = publishTimelineEvents,
 ): Lane {
   const requestId = randomBytes(6).toString('hex');
   let last = performance.now();
+  let buffered: TimelineEvent[] = [];
   return {
     requestId,
     mark(step, decision, detail) {
       const now = performance.now();
-      publish({ ...base, requestId, step, decision, detail, durationMs: Math.round(now - last), at: Date.now() });
+      buffered.push({ ...base, requestId, step, decision, detail, durationMs: Math.round(now - last), at: Date.now() });
       last = now;
+    },
+    flush() {
+      const events = buffered;
+      buffered = [];
+      publish(events);
     },
   };
 }

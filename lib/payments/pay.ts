@@ -13,14 +13,8 @@ import { getDb } from '../db.ts';
 // Which layers run, and which faults the bank injects, comes from the lab settings (global, or the
 // order's own). A layer that is off is skipped, so the demo can show the duplicate it would have stopped.
 import { checkoutTokenKey, consumeCheckoutToken } from '../defences/checkout-token.ts';
-import {
-  DuplicateRecordError,
-  insertDedupRecord,
-  readDedupRecord,
-  releaseDedupRecord,
-  storeDedupOutcome,
-} from '../defences/dedup.ts';
-import { claimOrder, moveOrder } from '../defences/payment-state.ts';
+import { DuplicateRecordError, insertDedupRecord, readDedupRecord, releaseDedupRecord } from '../defences/dedup.ts';
+import { claimOrder, claimOrderWithDedupRow, moveOrder } from '../defences/payment-state.ts';
 import {
   claimRequestKey,
   completeRequestKey,
@@ -29,7 +23,6 @@ import {
 } from '../defences/request-key.ts';
 import { fingerprintOf, requestKeyName } from '../defences/request-key-record.ts';
 import { env } from '../env.ts';
-import { addPaymentPaidEvent } from '../events/outbox.ts';
 import { instanceName, newAttemptId } from '../instance.ts';
 import type { LabSettings, Layer } from '../lab/settings.ts';
 import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
@@ -39,6 +32,7 @@ import type { CallerScope } from '../session.ts';
 import { BankDeclinedError, BankTimeoutError, BankUnavailableError, chargeCard } from './bank.ts';
 import { outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
 import { reconcileOrder } from './reconcile.ts';
+import { recordOutcome } from './record-outcome.ts';
 
 export type PayRequest = {
   orderNo: string;
@@ -85,7 +79,7 @@ export type PayOptions = {
   resultTtlSeconds: number;
   /** The lab's "crash after charge" fault: by default the process dies on the spot (SIGKILL). */
   crash: () => never;
-  publish?: (event: TimelineEvent) => void;
+  publish?: (events: TimelineEvent[]) => void;
   /** Tests only: runs just before the bank is called (to stall an attempt past its lease). */
   beforeBank?: () => Promise<void>;
 };
@@ -111,6 +105,7 @@ export async function pay(request: PayRequest, options: PayOptions = defaultPayO
   );
   const result = await runPipeline(request, options, lane);
   lane.mark('outcome', result.kind, summarize(result));
+  lane.flush();
   return { requestId: lane.requestId, ...result } as PayResult;
 }
 
@@ -268,6 +263,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   }
 
   // 5. The bank. Which failures release the claims is the article's third detail.
+  lane.flush(); // the lab shows this request waiting at the bank
   let outcome: PaymentOutcome;
   try {
     const charge = await chargeCard({ merchantRef: orderNo, amountCents }, faults);
@@ -336,10 +332,15 @@ async function claimInDatabase(
   // A claim left by a dead attempt is settled by the reconciler, and then this request tries once more.
   for (let tries = 0; ; tries++) {
     try {
-      await getDb().$transaction(async (tx) => {
-        if (layers.stateMachine && !(await claimOrder(tx, orderNo, attemptId))) throw new OrderAlreadyClaimed();
-        if (layers.uniqueConstraint) await insertDedupRecord(tx, 'PAYMENT', orderNo, attemptId);
-      });
+      const db = getDb();
+      if (layers.stateMachine && layers.uniqueConstraint) {
+        // Both in one statement: the claim and the dedup row commit together, or neither does.
+        if (!(await claimOrderWithDedupRow(db, orderNo, attemptId))) throw new OrderAlreadyClaimed();
+      } else if (layers.stateMachine) {
+        if (!(await claimOrder(db, orderNo, attemptId))) throw new OrderAlreadyClaimed();
+      } else {
+        await insertDedupRecord(db, 'PAYMENT', orderNo, attemptId);
+      }
       if (layers.stateMachine) lane.mark('stateMachine', 'claimed', 'PENDING → PROCESSING (1 row)');
       if (layers.uniqueConstraint) lane.mark('uniqueConstraint', 'inserted', `(PAYMENT, ${orderNo})`);
       return undefined;
@@ -442,27 +443,6 @@ async function keepAsUnknown(
   if (layers.stateMachine) await moveOrder(getDb(), orderNo, attemptId, 'timedOut').catch(() => false);
   if (key)
     await markRequestKeyUnknown(key.name, attemptId, key.fingerprint, options.resultTtlSeconds).catch(() => false);
-}
-
-async function recordOutcome(outcome: PaymentOutcome, attemptId: string, layers: LabSettings['layers']): Promise<void> {
-  const { orderNo } = outcome;
-  const data =
-    outcome.status === 'PAID'
-      ? { chargeId: outcome.chargeId, paidAt: new Date(outcome.paidAt) }
-      : { declineReason: outcome.reason };
-  await getDb().$transaction(async (tx) => {
-    let recorded = true;
-    if (layers.stateMachine) {
-      recorded = await moveOrder(tx, orderNo, attemptId, outcome.status === 'PAID' ? 'charged' : 'declined', data);
-    } else {
-      // Without layer 3 nothing guards the row: the last request to finish writes its outcome over the
-      // first one's. The card statement, not this row, shows how many charges there were.
-      await tx.order.update({ where: { orderNo }, data: { ...data, status: outcome.status } });
-    }
-    if (layers.uniqueConstraint) await storeDedupOutcome(tx, 'PAYMENT', orderNo, outcome);
-    // The event for the receipt, in the same transaction: it exists exactly when the payment was recorded.
-    if (recorded && outcome.status === 'PAID') await addPaymentPaidEvent(tx, outcome);
-  });
 }
 
 function summarize(result: Result): string {

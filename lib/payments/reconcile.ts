@@ -89,6 +89,7 @@ export async function reconcileOrder(
       if (moved) await addPaymentPaidEvent(tx, outcome);
     });
     lane.mark('reconcile', 'charged', `the bank has charge ${charge.id}: the order is PAID`);
+    lane.flush();
     return { kind: 'settled', outcome };
   }
   await db.$transaction(async (tx) => {
@@ -96,6 +97,7 @@ export async function reconcileOrder(
     if (record) await releaseDedupRecord(tx, 'PAYMENT', orderNo, record.owner);
   });
   lane.mark('reconcile', 'released', 'the bank has no charge: nothing moved, the order may be paid again');
+  lane.flush();
   return { kind: 'released' };
 }
 

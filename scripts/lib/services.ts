@@ -10,7 +10,7 @@ export type Services = { databaseUrl: string; redisUrl: string; started: string[
 
 export async function startServices(options: {
   /** Embedded data lives in <dataDir>/<profile>/ (git-ignored). */
-  profile: 'demo' | 'test';
+  profile: 'demo' | 'test' | 'bench';
   dataDir: string;
   databaseUrl?: string;
   redisUrl?: string;
@@ -45,8 +45,9 @@ export async function startServices(options: {
       const postgres = await startEmbeddedPostgres({
         dataDir: path.join(dataDir, 'postgres'),
         port: options.postgresPort,
-        database: profile === 'demo' ? 'payonce' : 'payonce_test',
-        durable: profile === 'demo',
+        database: profile === 'demo' ? 'payonce' : `payonce_${profile}`,
+        // The demo's and the benchmark's data are written for real (the benchmark measures commits).
+        durable: profile !== 'test',
         log,
       });
       stops.push(postgres.stop);

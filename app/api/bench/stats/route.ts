@@ -1,0 +1,8 @@
+import { databaseRoundTrips } from '@/lib/db';
+import { env } from '@/lib/env';
+
+/** Database round trips this instance made since it started: the benchmark's cost per payment. */
+export async function GET(): Promise<Response> {
+  if (!env().BENCH_ROUTES) return new Response(null, { status: 404 });
+  return Response.json({ databaseRoundTrips: databaseRoundTrips.count });
+}
