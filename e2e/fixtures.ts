@@ -3,14 +3,8 @@
 // and direct access to the database to count what the card network recorded.
 import { type APIRequestContext, test as base, expect, type Locator, type Page } from '@playwright/test';
 import pg from 'pg';
+import type { Layers } from '../lib/lab/settings';
 
-export type Layers = {
-  pendingUi: boolean;
-  token: boolean;
-  requestKey: boolean;
-  stateMachine: boolean;
-  uniqueConstraint: boolean;
-};
 export type Faults = Partial<{
   bankLatencyMs: number;
   bankFailure: 'none' | 'decline' | 'error';
@@ -19,20 +13,7 @@ export type Faults = Partial<{
   receiptCrashBeforeAck: boolean;
 }>;
 
-export const ALL_ON: Layers = {
-  pendingUi: true,
-  token: true,
-  requestKey: true,
-  stateMachine: true,
-  uniqueConstraint: true,
-};
-export const ALL_OFF: Layers = {
-  pendingUi: false,
-  token: false,
-  requestKey: false,
-  stateMachine: false,
-  uniqueConstraint: false,
-};
+export { ALL_LAYERS_OFF as ALL_OFF, ALL_LAYERS_ON as ALL_ON } from '../lib/lab/settings';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 });
 

@@ -74,7 +74,9 @@ test('GET /api/lab/config returns the whole; PUT merges a partial change', async
     bankFailure: 'none',
     bankTimeoutAfterCharge: false,
     crashAfterCharge: false,
+    receiptCrashBeforeAck: false,
   });
+  expect(body.gateway).toEqual({ timeoutMs: 2000, retries: 1 });
   const bad = await request.put('/api/lab/config', { data: { layers: { token: 'no' } } });
   expect(bad.status()).toBe(400);
   expect((await bad.json()).errors[0].field).toBe('layers.token');

@@ -68,10 +68,10 @@ function run(options: autocannon.Options): Promise<Load> {
 async function postLoad(
   urlPath: string,
   next: () => { body: unknown; key: string } | undefined,
-  options: { seconds?: number; amount?: number; connections?: number } = {},
+  options: { seconds?: number; amount?: number; connections?: number; base?: string } = {},
 ): Promise<Load> {
   return run({
-    url: `${BASE}${urlPath}`,
+    url: `${options.base ?? BASE}${urlPath}`,
     connections: options.connections ?? CONNECTIONS,
     ...(options.amount ? { amount: options.amount } : { duration: options.seconds ?? SECONDS }),
     requests: [
@@ -303,30 +303,7 @@ async function main(): Promise<void> {
       const labOffNext = freshPayments(await createOrders(db, perRun, null));
       app?.kill('SIGSTOP'); // the main instance sits still while the other one is measured
       const load = (seconds: number) =>
-        run({
-          url: `http://127.0.0.1:${PORTS.app + 1}/api/payments`,
-          connections: CONNECTIONS,
-          duration: seconds,
-          requests: [
-            {
-              method: 'POST',
-              setupRequest: (request) => {
-                const item = labOffNext();
-                return item
-                  ? {
-                      ...request,
-                      headers: {
-                        'content-type': 'application/json',
-                        'idempotency-key': item.key,
-                        'x-client-id': 'bench',
-                      },
-                      body: JSON.stringify(item.body),
-                    }
-                  : request;
-              },
-            },
-          ],
-        });
+        postLoad('/api/payments', labOffNext, { seconds, base: `http://127.0.0.1:${PORTS.app + 1}` });
       guardedLabOff = await measure('POST /api/payments, all layers on, lab off', load);
     } finally {
       app?.kill('SIGCONT');

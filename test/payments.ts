@@ -1,27 +1,10 @@
 // Helpers for the integration tests of the payment pipeline (real PostgreSQL and Redis).
 import { getDb } from '@/lib/db';
-import type { LabSettingsPatch, Layers } from '@/lib/lab/settings';
+import type { LabSettingsPatch } from '@/lib/lab/settings';
 import { createOrder } from '@/lib/payments/orders';
 import { defaultPayOptions, type PayOptions } from '@/lib/payments/pay';
 
-export const ALL_OFF: Layers = {
-  pendingUi: false,
-  token: false,
-  requestKey: false,
-  stateMachine: false,
-  uniqueConstraint: false,
-};
-export const ALL_ON: Layers = {
-  pendingUi: true,
-  token: true,
-  requestKey: true,
-  stateMachine: true,
-  uniqueConstraint: true,
-};
-
-export function only(...layers: Array<keyof Layers>): Layers {
-  return { ...ALL_OFF, ...Object.fromEntries(layers.map((layer) => [layer, true])) };
-}
+export { ALL_LAYERS_OFF as ALL_OFF, ALL_LAYERS_ON as ALL_ON, onlyLayers as only } from '@/lib/lab/settings';
 
 export async function newOrder(lab: LabSettingsPatch, amountCents = 4_200): Promise<string> {
   return (await createOrder({ amountCents, lab })).orderNo;

@@ -1,41 +1,49 @@
 'use client';
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
 import { colourOf, SWITCHES, stepName } from '@/lib/lab/layer-info';
 import { type Faults, type LabSettings, type LabSettingsPatch, mergeLabSettings } from '@/lib/lab/settings';
 import type { TimelineEvent } from '@/lib/lab/timeline-event';
+import { useEvery } from '@/lib/ui/use-polling';
 
 type StoredEvent = TimelineEvent & { id: string };
+
+const FAULT_SWITCHES: Array<{
+  key: 'bankTimeoutAfterCharge' | 'crashAfterCharge' | 'receiptCrashBeforeAck';
+  label: ReactNode;
+}> = [
+  { key: 'bankTimeoutAfterCharge', label: 'Charge, then time out (the outcome is unknown to the merchant)' },
+  {
+    key: 'crashAfterCharge',
+    label: (
+      <>
+        Crash the app right after the charge (<code>npm run demo</code> restarts it; reconciliation settles the payment)
+      </>
+    ),
+  },
+  {
+    key: 'receiptCrashBeforeAck',
+    label: 'The receipt consumer dies after sending a receipt, before its ack (the message is delivered again)',
+  },
+];
 type Props = { initialSettings: LabSettings; initialEvents: StoredEvent[]; bankTimeoutMs: number };
 
 const LANES_SHOWN = 30;
 
 export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Props) {
   const [settings, setSettings] = useState<LabSettings>(initialSettings);
+  // Until React has hydrated the page, a click would flip a box that React then flips back: keep them disabled.
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
   const [error, setError] = useState<string>();
   // Every write bumps the generation; a poll that started before the last write is stale and dropped,
   // so a switch never flickers back. Other tabs' changes arrive with the next poll.
   const generation = useRef(0);
 
-  useEffect(() => {
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const tick = async () => {
-      const started = generation.current;
-      try {
-        const response = await fetch('/api/lab/config', { cache: 'no-store' });
-        if (response.ok && !stopped && started === generation.current)
-          setSettings((await response.json()) as LabSettings);
-      } catch {
-        // restarting: next tick
-      }
-      if (!stopped) timer = setTimeout(tick, 1500);
-    };
-    timer = setTimeout(tick, 1500);
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, []);
+  useEvery(1500, async () => {
+    const started = generation.current;
+    const response = await fetch('/api/lab/config', { cache: 'no-store' });
+    if (response.ok && started === generation.current) setSettings((await response.json()) as LabSettings);
+  });
 
   const send = async (url: string, init: RequestInit) => {
     generation.current += 1;
@@ -67,6 +75,7 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Pr
               <label>
                 <input
                   type="checkbox"
+                  disabled={!hydrated}
                   role="switch"
                   aria-checked={settings.layers[layer.key]}
                   checked={settings.layers[layer.key]}
@@ -89,6 +98,7 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Pr
             <span>Latency (ms), after the charge is recorded</span>
             <input
               type="number"
+              disabled={!hydrated}
               min={0}
               max={60000}
               step={250}
@@ -104,6 +114,7 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Pr
           <label className="field">
             <span>Fail before charging</span>
             <select
+              disabled={!hydrated}
               value={settings.faults.bankFailure}
               onChange={(event) => setFault('bankFailure', event.target.value as Faults['bankFailure'])}
             >
@@ -112,35 +123,17 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Pr
               <option value="error">Bank error (nothing moved, retry allowed)</option>
             </select>
           </label>
-          <label className="check">
-            <input
-              type="checkbox"
-              checked={settings.faults.bankTimeoutAfterCharge}
-              onChange={(event) => setFault('bankTimeoutAfterCharge', event.target.checked)}
-            />
-            <span>Charge, then time out (the outcome is unknown to the merchant)</span>
-          </label>
-          <label className="check">
-            <input
-              type="checkbox"
-              checked={settings.faults.crashAfterCharge}
-              onChange={(event) => setFault('crashAfterCharge', event.target.checked)}
-            />
-            <span>
-              Crash the app right after the charge (<code>npm run demo</code> restarts it; reconciliation settles the
-              payment)
-            </span>
-          </label>
-          <label className="check">
-            <input
-              type="checkbox"
-              checked={settings.faults.receiptCrashBeforeAck}
-              onChange={(event) => setFault('receiptCrashBeforeAck', event.target.checked)}
-            />
-            <span>
-              The receipt consumer dies after sending a receipt, before its ack (the message is delivered again)
-            </span>
-          </label>
+          {FAULT_SWITCHES.map(({ key, label }) => (
+            <label className="check" key={key}>
+              <input
+                type="checkbox"
+                disabled={!hydrated}
+                checked={settings.faults[key]}
+                onChange={(event) => setFault(key, event.target.checked)}
+              />
+              <span>{label}</span>
+            </label>
+          ))}
         </fieldset>
         <fieldset className="faults">
           <legend className="legend-title">Gateway</legend>
@@ -152,6 +145,7 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Pr
             <span>Timeout (ms)</span>
             <input
               type="number"
+              disabled={!hydrated}
               min={100}
               max={30000}
               step={250}
@@ -164,6 +158,7 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Pr
           <label className="field">
             <span>Retries</span>
             <select
+              disabled={!hydrated}
               value={settings.gateway.retries}
               onChange={(event) => change({ gateway: { retries: Number(event.target.value) } })}
             >
@@ -176,7 +171,7 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Pr
           </label>
         </fieldset>
         <div className="row">
-          <button type="button" className="button secondary" onClick={reset}>
+          <button type="button" className="button secondary" onClick={reset} disabled={!hydrated}>
             Reset: all on, no faults
           </button>
           <a className="button secondary" href="/" target="_blank" rel="noreferrer">
@@ -199,31 +194,15 @@ function Timeline({ initialEvents }: { initialEvents: StoredEvent[] }) {
   const [filter, setFilter] = useState('');
   const lastId = useRef(initialEvents.at(-1)?.id);
 
-  useEffect(() => {
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const tick = async () => {
-      try {
-        const query = lastId.current ? `?after=${lastId.current}` : '';
-        const response = await fetch(`/api/lab/timeline${query}`, { cache: 'no-store' });
-        if (response.ok) {
-          const { events: fresh } = (await response.json()) as { events: StoredEvent[] };
-          if (fresh.length > 0 && !stopped) {
-            lastId.current = fresh.at(-1)?.id;
-            setEvents((current) => [...current, ...fresh].slice(-3000));
-          }
-        }
-      } catch {
-        // The app is restarting; keep polling.
-      }
-      if (!stopped) timer = setTimeout(tick, 700);
-    };
-    timer = setTimeout(tick, 700);
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, []);
+  useEvery(700, async () => {
+    const query = lastId.current ? `?after=${lastId.current}` : '';
+    const response = await fetch(`/api/lab/timeline${query}`, { cache: 'no-store' });
+    if (!response.ok) return;
+    const { events: fresh } = (await response.json()) as { events: StoredEvent[] };
+    if (fresh.length === 0) return;
+    lastId.current = fresh.at(-1)?.id;
+    setEvents((current) => [...current, ...fresh].slice(-3000));
+  });
 
   const lanes = useMemo(() => {
     const byRequest = new Map<string, LaneView>();

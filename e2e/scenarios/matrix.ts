@@ -2,33 +2,26 @@
 // customer then sees. It is the mission's table (mission.md, "The four layers") applied scenario by
 // scenario; every cell of the run is asserted against it, and a defence that works where it was declared
 // not to is a failure too: the scenario would not exercise what it claims.
+import { ALL_LAYERS_OFF, ALL_LAYERS_ON, type Layers, onlyLayers } from '../../lib/lab/settings';
+
+export type { Layers };
+/** The switches in the order a request meets them. */
 export const SWITCHES = ['pendingUi', 'token', 'requestKey', 'stateMachine', 'uniqueConstraint'] as const;
 export type Switch = (typeof SWITCHES)[number];
-export type Layers = Record<Switch, boolean>;
 
 /** What the customer (or the calling service) is shown at the end of the scenario. */
 export type Sees = 'paid' | 'first outcome' | 'already submitted' | 'in progress' | 'error';
 /** What the card network recorded. */
 export type Charges = '0' | '1' | 'more';
 
-const ALL_ON: Layers = { pendingUi: true, token: true, requestKey: true, stateMachine: true, uniqueConstraint: true };
-const ALL_OFF: Layers = {
-  pendingUi: false,
-  token: false,
-  requestKey: false,
-  stateMachine: false,
-  uniqueConstraint: false,
-};
-const only = (layer: Switch): Layers => ({ ...ALL_OFF, [layer]: true });
-
 export const CONFIGURATIONS: Array<{ id: string; title: string; layers: Layers }> = [
-  { id: 'all-on', title: 'All on', layers: ALL_ON },
-  { id: 'pending-ui', title: '0 Pending UI only', layers: only('pendingUi') },
-  { id: 'token', title: '1 Token only', layers: only('token') },
-  { id: 'request-key', title: '2 Request key only', layers: only('requestKey') },
-  { id: 'state-machine', title: '3 State machine only', layers: only('stateMachine') },
-  { id: 'unique-constraint', title: '4 Unique constraint only', layers: only('uniqueConstraint') },
-  { id: 'all-off', title: 'All off', layers: ALL_OFF },
+  { id: 'all-on', title: 'All on', layers: ALL_LAYERS_ON },
+  { id: 'pending-ui', title: '0 Pending UI only', layers: onlyLayers('pendingUi') },
+  { id: 'token', title: '1 Token only', layers: onlyLayers('token') },
+  { id: 'request-key', title: '2 Request key only', layers: onlyLayers('requestKey') },
+  { id: 'state-machine', title: '3 State machine only', layers: onlyLayers('stateMachine') },
+  { id: 'unique-constraint', title: '4 Unique constraint only', layers: onlyLayers('uniqueConstraint') },
+  { id: 'all-off', title: 'All off', layers: ALL_LAYERS_OFF },
 ];
 
 export type Scenario = {

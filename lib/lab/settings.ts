@@ -66,6 +66,20 @@ export const DEFAULT_LAB_SETTINGS: LabSettings = {
   gateway: { timeoutMs: 2_000, retries: 1 },
 };
 
+export const ALL_LAYERS_ON: Layers = DEFAULT_LAB_SETTINGS.layers;
+export const ALL_LAYERS_OFF: Layers = {
+  pendingUi: false,
+  token: false,
+  requestKey: false,
+  stateMachine: false,
+  uniqueConstraint: false,
+};
+
+/** These layers on, every other one off: "layer X alone". */
+export function onlyLayers(...layers: Array<keyof Layers>): Layers {
+  return { ...ALL_LAYERS_OFF, ...Object.fromEntries(layers.map((layer) => [layer, true])) };
+}
+
 export function mergeLabSettings(base: LabSettings, patch: LabSettingsPatch | null | undefined): LabSettings {
   if (!patch) return base;
   return {

@@ -1,5 +1,28 @@
 'use client';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
+
+/**
+ * Runs `tick` every `intervalMs` (after the previous one finished), from mount to unmount. A failed tick is
+ * ignored: the server may be restarting (the lab's crash fault kills it on purpose), and the next one retries.
+ */
+export function useEvery(intervalMs: number, tick: () => Promise<void>, options: { immediately?: boolean } = {}): void {
+  const latest = useRef(tick);
+  latest.current = tick;
+  const immediately = options.immediately ?? false;
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const run = async () => {
+      await latest.current().catch(() => {});
+      if (!stopped) timer = setTimeout(run, intervalMs);
+    };
+    timer = setTimeout(run, immediately ? 0 : intervalMs);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [intervalMs, immediately]);
+}
 
 /**
  * Fetches `url` as JSON now and every `intervalMs`, keeping the last good answer. Polling (rather than a
@@ -7,24 +30,14 @@ import { useEffect, useState } from 'react';
  */
 export function usePolling<T>(url: string | null, intervalMs: number, initial?: T): T | undefined {
   const [data, setData] = useState<T | undefined>(initial);
-  useEffect(() => {
-    if (!url) return;
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const tick = async () => {
-      try {
-        const response = await fetch(url, { cache: 'no-store' });
-        if (response.ok && !stopped) setData((await response.json()) as T);
-      } catch {
-        // The server is restarting (say, after the lab's crash fault): try again at the next tick.
-      }
-      if (!stopped) timer = setTimeout(tick, intervalMs);
-    };
-    void tick();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [url, intervalMs]);
+  useEvery(
+    intervalMs,
+    async () => {
+      if (!url) return;
+      const response = await fetch(url, { cache: 'no-store' });
+      if (response.ok) setData((await response.json()) as T);
+    },
+    { immediately: true },
+  );
   return data;
 }
