@@ -19,7 +19,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'integration',
-          include: ['lib/**/*.int.test.ts', 'scripts/**/*.int.test.ts'],
+          include: ['lib/**/*.int.test.ts', 'scripts/**/*.int.test.ts', 'test/**/*.int.test.ts'],
           setupFiles: ['./test/integration-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,

@@ -3,8 +3,10 @@ import { Prisma } from '../generated/prisma/client.ts';
 
 export type FaultyService = 'database' | 'redis';
 
+// Matched on the message, not the class: the production build minifies ioredis, whose errors take their
+// `name` from their class (MaxRetriesPerRequestError is called "i" there).
 const REDIS_ERRORS =
-  /Connection is closed|Command timed out|MaxRetriesPerRequest|ECONNREFUSED.*6\d{3}|Stream isn't writeable|NOSCRIPT|READONLY|LOADING/;
+  /Connection is closed|Command timed out|max retries per request limit|MaxRetriesPerRequest|Stream isn't writeable|NOSCRIPT|READONLY|LOADING/;
 
 export function faultyService(error: unknown): FaultyService | undefined {
   if (!(error instanceof Error)) return undefined;
@@ -18,5 +20,7 @@ export function faultyService(error: unknown): FaultyService | undefined {
     return 'database';
   }
   if (error.name === 'MaxRetriesPerRequestError' || REDIS_ERRORS.test(error.message)) return 'redis';
+  // A bare refused connection: the database's errors arrive wrapped by Prisma (above), so this is Redis.
+  if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED') return 'redis';
   return undefined;
 }

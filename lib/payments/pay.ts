@@ -29,7 +29,7 @@ import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
 import { type Lane, startLane } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
 import type { CallerScope } from '../session.ts';
-import { BankDeclinedError, BankTimeoutError, BankUnavailableError, chargeCard } from './bank.ts';
+import { BankDeclinedError, BankTimeoutError, BankUnavailableError, chargeCard, listCharges } from './bank.ts';
 import { outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
 import { reconcileOrder } from './reconcile.ts';
 import { recordOutcome } from './record-outcome.ts';
@@ -201,7 +201,22 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
           lane.mark('requestKey', 'stopped', `outcome confirmed with the bank (${settled.outcome.status})`);
           return { kind: 'duplicate', outcome: settled.outcome, answeredBy: 'reconciler' };
         }
-        if (settled.kind === 'released') {
+        // Nothing for the reconciler to settle ('idle': another reconciler run already released the claim,
+        // or layers 3-4 are off and there was none): the key is the last claim left, so ask the bank here.
+        const charge = settled.kind === 'idle' ? (await listCharges(orderNo))[0] : undefined;
+        if (charge) {
+          const outcome: PaymentOutcome = {
+            status: 'PAID',
+            orderNo,
+            amountCents: charge.amountCents,
+            chargeId: charge.id,
+            paidAt: charge.createdAt.toISOString(),
+          };
+          await completeRequestKey(name, decision.owner, { fingerprint, outcome }, options.resultTtlSeconds);
+          lane.mark('requestKey', 'stopped', `the bank has charge ${charge.id}`);
+          return { kind: 'duplicate', outcome, answeredBy: 'reconciler' };
+        }
+        if (settled.kind === 'released' || settled.kind === 'idle') {
           // The bank has no charge: nothing moved, so the key is given back and the retry may pay.
           await releaseRequestKey(name, decision.owner);
           lane.mark('requestKey', 'released', 'the bank has no charge: the key is free again, retry');

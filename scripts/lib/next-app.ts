@@ -35,12 +35,17 @@ export function buildApp(env: NodeJS.ProcessEnv): void {
   if (result.status !== 0) throw new Error('next build failed (see its output above)');
 }
 
-/** `next start` on loopback. */
-export function startApp(options: { port: number; env: NodeJS.ProcessEnv; quiet?: boolean }): ChildProcess {
+/** `next start` on loopback. `capture`: its output is piped to the caller (tests), which must read it. */
+export function startApp(options: {
+  port: number;
+  env: NodeJS.ProcessEnv;
+  quiet?: boolean;
+  capture?: boolean;
+}): ChildProcess {
   return spawn(process.execPath, [NEXT_BIN, 'start', '-H', '127.0.0.1', '-p', String(options.port)], {
     cwd: ROOT,
     env: { ...options.env, NODE_ENV: 'production' },
-    stdio: options.quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit',
+    stdio: options.capture ? ['ignore', 'pipe', 'pipe'] : options.quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit',
   });
 }
 

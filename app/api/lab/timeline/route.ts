@@ -4,12 +4,16 @@ import { labDisabled } from '@/lib/http/lab-guard';
 import { json, validationProblem, withProblems } from '@/lib/http/problem';
 import { clearTimeline, readTimeline } from '@/lib/lab/timeline';
 
-const QuerySchema = z.object({
-  after: z
-    .string()
-    .regex(/^\d+-\d+$/, { message: 'must be a stream id' })
-    .optional(),
-});
+const MAX_U64 = 2n ** 64n - 1n;
+
+/** A Redis stream id: two unsigned 64-bit integers ("1796005479337-0"); Redis refuses anything larger. */
+const StreamIdSchema = z.string().refine(
+  // One check: Zod runs every refinement even after a failed regex, and BigInt throws on non-digits.
+  (id) => /^\d{1,20}-\d{1,20}$/.test(id) && id.split('-').every((part) => BigInt(part) <= MAX_U64),
+  { message: 'must be a stream id' },
+);
+
+const QuerySchema = z.object({ after: StreamIdSchema.optional() });
 
 /** The lab's timeline, polled by every open lab tab: `?after=<id>` returns only what is new. */
 export const GET = withProblems(async (request: NextRequest): Promise<Response> => {

@@ -1,0 +1,599 @@
+// Hostile test 9, bad input: every route and the checkout's server action, fed generated garbage (malformed
+// JSON, wrong types, huge and unicode strings, negative, zero, fractional and enormous amounts, missing,
+// malformed and oversized headers and bodies). Each answer must be a 4xx problem (a 200 carrying an error
+// state, for the server action), never a 5xx, never a stack trace; and no row may be written. The app runs
+// on a database of its own, so the row counts before and after are this file's alone.
+import { chromium } from '@playwright/test';
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, ensureProgram } from '../../scripts/lib/system-programs.ts';
+import { type Answer, type App, createOrder, ownDatabase, rowCounts, send, startTestApp, until } from './harness.ts';
+import {
+  anyText,
+  badAmount,
+  badCheckoutToken,
+  badClientId,
+  badIdempotencyKey,
+  badLab,
+  badStreamId,
+  guessedCheckoutToken,
+  malformedJson,
+  nonObject,
+  oddJson,
+  otherAmount,
+  oversized,
+  shortText,
+  unknownKey,
+  unknownOrderNo,
+} from './inputs.ts';
+
+const APP_PORT = 3133;
+const RUNS = 80;
+const LAB_KEY = 'lab:config';
+
+let app: App | undefined;
+let databaseUrl = '';
+let redis: Redis | undefined;
+let savedLab: string | null = null;
+/** An order that exists, unpaid: the target every request below tries, and fails, to pay. */
+let orderNo = '';
+
+const running = (): App => {
+  if (!app) throw new Error('the app is not running');
+  return app;
+};
+
+beforeAll(async () => {
+  databaseUrl = await ownDatabase('payonce_hostile_fuzz');
+  // The global lab settings must be the defaults (every defence on) while garbage is thrown at the app; they
+  // live in a Redis database other test files of this worker use too, so they are put back afterwards.
+  redis = new Redis(process.env.REDIS_URL ?? '');
+  savedLab = await redis.get(LAB_KEY);
+  await redis.del(LAB_KEY);
+  app = await startTestApp({
+    port: APP_PORT,
+    databaseUrl,
+    redisUrl: process.env.REDIS_URL ?? '',
+    instanceName: 'hostile-fuzz',
+  });
+  orderNo = await createOrder(app);
+});
+
+afterAll(async () => {
+  await app?.stop();
+  if (savedLab === null) await redis?.del(LAB_KEY);
+  else await redis?.set(LAB_KEY, savedLab);
+  await redis?.quit();
+});
+
+/** A refusal: 4xx, and an RFC 9457 problem unless Node itself refused the request line or headers. */
+function expectRefused(answer: Answer, what: string): void {
+  expect(answer.status, `${what} → ${answer.status} ${answer.text.slice(0, 300)}`).toBeGreaterThanOrEqual(400);
+  expect(answer.status, `${what} → ${answer.status} ${answer.text.slice(0, 300)}`).toBeLessThan(500);
+  if (answer.status !== 431 && answer.status !== 414) {
+    expect(answer.headers.get('content-type'), what).toBe('application/problem+json');
+  }
+}
+
+/**
+ * Runs a property; the rows of every table, the target order and the global lab settings must be exactly as
+ * they were. The settings are put back whatever happened, so that one failure does not cascade into the next.
+ */
+async function expectNothingWritten(run: () => Promise<void>): Promise<void> {
+  const before = await rowCounts(databaseUrl);
+  try {
+    await run();
+    expect(await rowCounts(databaseUrl)).toEqual(before);
+    const order = await send(`${running().url}/api/orders/${orderNo}`);
+    expect(order.json()).toMatchObject({ status: 'PENDING', charges: [] });
+    expect(await redis?.get(LAB_KEY), 'the global lab settings').toBeNull();
+  } finally {
+    await redis?.del(LAB_KEY);
+  }
+}
+
+/** fast-check, with a counterexample of 60 kB of spaces shown as " …×60000" rather than in full. */
+async function property<T>(
+  arbitrary: fc.Arbitrary<T>,
+  check: (value: T) => Promise<void>,
+  { numRuns = RUNS, examples = [] }: { numRuns?: number; examples?: T[] } = {},
+) {
+  try {
+    // The examples run first, every time: the classics are never left to chance.
+    await fc.assert(fc.asyncProperty(arbitrary, check), { numRuns, examples: examples.map((example) => [example]) });
+  } catch (error) {
+    if (!(error instanceof Error)) throw error;
+    const short = error.message.replace(
+      /(.{1,6}?)\1{20,}/gsu,
+      (run: string, unit: string) => `${unit}…×${run.length / unit.length}`,
+    );
+    throw new Error(short, { cause: error.cause });
+  }
+}
+
+/** A body as it goes out: most with Content-Length, some streamed (chunked, so no length announced). */
+function post(url: string, body: string, headers: Record<string, string>, streamed: boolean, method = 'POST') {
+  const init: RequestInit & { duplex?: 'half' } = { method, headers };
+  if (streamed) {
+    const bytes = new TextEncoder().encode(body);
+    init.body = new ReadableStream({
+      start(controller) {
+        for (let at = 0; at < bytes.length; at += 4_096) controller.enqueue(bytes.subarray(at, at + 4_096));
+        controller.close();
+      },
+    });
+    init.duplex = 'half';
+  } else {
+    init.body = body;
+  }
+  return send(url, init);
+}
+
+const json = (value: unknown) => JSON.stringify(value);
+const validAmount = fc.integer({ min: 1, max: 100_000_000 });
+
+describe('POST /api/orders', () => {
+  const body = fc.oneof(
+    malformedJson,
+    oddJson,
+    nonObject.map(json),
+    fc
+      .record(
+        { amountCents: badAmount, lab: fc.constant({ layers: { token: true } }) },
+        { requiredKeys: ['amountCents'] },
+      )
+      .map(json),
+    fc.record({ amountCents: validAmount, lab: badLab }, { requiredKeys: ['lab'] }).map(json),
+    fc
+      .tuple(unknownKey('amountCents', 'lab'), fc.jsonValue({ maxDepth: 2 }))
+      .map(([key, value]) => json({ amountCents: 4_200, [key]: value })),
+    oversized('{"amountCents":4200}'),
+  );
+
+  it('refuses every malformed or invalid body with a 4xx problem, and creates no order', async () => {
+    await expectNothingWritten(() =>
+      property(
+        fc.tuple(body, fc.boolean()),
+        async ([text, streamed]) => {
+          const answer = await post(
+            `${running().url}/api/orders`,
+            text,
+            { 'content-type': 'application/json' },
+            streamed,
+          );
+          expectRefused(answer, `POST /api/orders ${text.slice(0, 120)}`);
+        },
+        {
+          examples: [
+            '{"amountCents":0}',
+            '{"amountCents":-4200}',
+            '{"amountCents":42.5}',
+            '{"amountCents":100000001}',
+            '{"amountCents":"4200"}',
+            '{"amountCents":4200,"lab":{"layers":{"token":"no"}}}',
+            '{"amountCents":4200',
+            `{"amountCents":4200${' '.repeat(17_000)}}`,
+          ].flatMap(
+            (text) =>
+              [
+                [text, false],
+                [text, true],
+              ] as Array<[string, boolean]>,
+          ),
+        },
+      ),
+    );
+  });
+});
+
+describe('GET /api/orders/{orderNo}', () => {
+  /** Percent-encodes every byte of the UTF-8 form (a lone surrogate becomes U+FFFD, as in a browser). */
+  const segment = (text: string) =>
+    [...Buffer.from(text)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+
+  it('answers 404 (or another 4xx) for anything that is not an existing order', async () => {
+    await expectNothingWritten(() =>
+      property(
+        fc.oneof(
+          anyText.filter((text) => text !== ''),
+          unknownOrderNo,
+        ),
+        async (text) => {
+          const answer = await send(`${running().url}/api/orders/${segment(text)}`);
+          expectRefused(answer, `GET /api/orders/${text.slice(0, 120)}`);
+        },
+      ),
+    );
+  });
+
+  // Next.js answers 500 itself, before any of this app's code runs, when a dynamic segment holds a percent
+  // sequence that does not decode (vercel/next.js#92527, fix proposed in #92557). Nothing leaks, nothing is
+  // written; the status is wrong. `it.fails` keeps this visible: it will fail once Next.js answers 4xx.
+  it.fails('answers 4xx for a path segment that is not valid percent-encoding [Next.js: 500]', async () => {
+    await expectNothingWritten(async () => {
+      for (const raw of ['%', '%zz', 'ord_%E0%A4%A', '%C0%AF']) {
+        const answer = await send(`${running().url}/api/orders/${raw}`);
+        expect(answer.status, raw).toBeLessThan(500);
+      }
+    });
+  });
+});
+
+describe('GET /api/tokens', () => {
+  const THIS_ORDER = Symbol('this order');
+  const order = fc.oneof(
+    fc.constant<string | typeof THIS_ORDER | undefined>(undefined),
+    anyText,
+    unknownOrderNo,
+    fc.constant(THIS_ORDER),
+  );
+  const client = fc.oneof(fc.constant<string | undefined>(undefined), badClientId, fc.constant('fuzz-client'));
+
+  it('refuses a missing, malformed or unknown order and a missing or malformed caller', async () => {
+    await expectNothingWritten(() =>
+      property(
+        fc
+          .tuple(order, client)
+          // The one valid request (this order, a well-formed caller) is not bad input. Without X-Client-Id
+          // and without a session cookie nobody is calling: proxy.ts mints sessions for pages, not the API.
+          .filter(([o, c]) => !(o === THIS_ORDER && c === 'fuzz-client')),
+        async ([o, clientId]) => {
+          const search = o === undefined ? '' : `?${new URLSearchParams({ orderNo: o === THIS_ORDER ? orderNo : o })}`;
+          const answer = await send(`${running().url}/api/tokens${search}`, {
+            headers: clientId === undefined ? {} : { 'x-client-id': clientId },
+          });
+          expectRefused(answer, `GET /api/tokens${search.slice(0, 120)} X-Client-Id=${String(clientId).slice(0, 40)}`);
+        },
+      ),
+    );
+  });
+});
+
+describe('POST /api/payments', () => {
+  type Body = { kind: 'valid' | 'invalid'; text: string };
+  const target = () => orderNo;
+  const body: fc.Arbitrary<Body> = fc.oneof(
+    fc.constant<Body>({ kind: 'valid', text: 'TARGET' }),
+    otherAmount.map((amountCents): Body => ({ kind: 'invalid', text: json({ orderNo: 'TARGET', amountCents }) })),
+    unknownOrderNo.map((no): Body => ({ kind: 'invalid', text: json({ orderNo: no, amountCents: 4_200 }) })),
+    badAmount.map((amountCents): Body => ({ kind: 'invalid', text: json({ orderNo: 'TARGET', amountCents }) })),
+    fc
+      .oneof(anyText, nonObject)
+      .map((no): Body => ({ kind: 'invalid', text: json({ orderNo: no, amountCents: 4_200 }) })),
+    fc.constantFrom<Body>(
+      { kind: 'invalid', text: json({ orderNo: 'TARGET' }) },
+      { kind: 'invalid', text: json({ amountCents: 4_200 }) },
+      { kind: 'invalid', text: '{}' },
+      { kind: 'invalid', text: '' },
+    ),
+    fc.tuple(unknownKey('orderNo', 'amountCents'), fc.jsonValue({ maxDepth: 2 })).map(
+      ([key, value]): Body => ({
+        kind: 'invalid',
+        text: json({ orderNo: 'TARGET', amountCents: 4_200, [key]: value }),
+      }),
+    ),
+    fc.oneof(malformedJson, oddJson, nonObject.map(json)).map((text): Body => ({ kind: 'invalid', text })),
+    oversized('{"orderNo":"TARGET","amountCents":4200}').map((text): Body => ({ kind: 'invalid', text })),
+  );
+  const key = fc.oneof(
+    fc.constant<string | undefined>(undefined),
+    badIdempotencyKey,
+    fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 40 }).map((k) => `VALID-${k.replace(/\s/g, '_')}`),
+  );
+  const client = fc.oneof(fc.constant<string | undefined>(undefined), badClientId, fc.constant('fuzz-client'));
+  const token = fc.oneof(fc.constant<string | undefined>(undefined), badCheckoutToken, guessedCheckoutToken);
+
+  it('refuses every bad header and body with a 4xx problem, and charges nothing', async () => {
+    await expectNothingWritten(() =>
+      property(
+        fc
+          .record({ body, key, client, token, streamed: fc.boolean() })
+          // The only well-formed request that would pay: a valid key and caller (none is a caller too: the
+          // new session proxy.ts gives it), no token, the right body.
+          .filter(
+            (r) =>
+              !(
+                r.body.kind === 'valid' &&
+                r.key?.startsWith('VALID-') &&
+                (r.client === 'fuzz-client' || r.client === undefined) &&
+                r.token === undefined
+              ),
+          ),
+        async ({ body: { kind, text }, key: k, client: c, token: t, streamed }) => {
+          const payload =
+            kind === 'valid' ? json({ orderNo: target(), amountCents: 4_200 }) : text.replaceAll('TARGET', target());
+          const headers: Record<string, string> = { 'content-type': 'application/json' };
+          if (k !== undefined) headers['idempotency-key'] = k;
+          if (c !== undefined) headers['x-client-id'] = c;
+          if (t !== undefined) headers['checkout-token'] = t;
+          const answer = await post(`${running().url}/api/payments`, payload, headers, streamed);
+          expectRefused(
+            answer,
+            `POST /api/payments key=${String(k).slice(0, 40)} client=${String(c).slice(0, 40)} token=${String(t).slice(0, 40)} ${payload.slice(0, 120)}`,
+          );
+        },
+        {
+          numRuns: RUNS * 2,
+          examples: [
+            {
+              body: { kind: 'valid', text: '' },
+              key: undefined,
+              client: 'fuzz-client',
+              token: undefined,
+              streamed: false,
+            },
+            {
+              body: { kind: 'valid', text: '' },
+              key: 'has space',
+              client: 'fuzz-client',
+              token: undefined,
+              streamed: false,
+            },
+            {
+              body: { kind: 'valid', text: '' },
+              key: 'k'.repeat(256),
+              client: 'fuzz-client',
+              token: undefined,
+              streamed: false,
+            },
+            {
+              body: { kind: 'valid', text: '' },
+              key: 'VALID-1',
+              client: 'bad client',
+              token: undefined,
+              streamed: false,
+            },
+            {
+              body: { kind: 'valid', text: '' },
+              key: 'VALID-1',
+              client: 'fuzz-client',
+              token: 'bad token',
+              streamed: false,
+            },
+            {
+              body: { kind: 'valid', text: '' },
+              key: 'VALID-1',
+              client: 'fuzz-client',
+              token: 'A'.repeat(43),
+              streamed: false,
+            },
+            ...[-4200, 0, 4200.5, 1e21, '4200', null].map((amountCents) => ({
+              body: { kind: 'invalid' as const, text: json({ orderNo: 'TARGET', amountCents }) },
+              key: 'VALID-1',
+              client: 'fuzz-client',
+              token: undefined,
+              streamed: false,
+            })),
+            ...[true, false].map((streamed) => ({
+              body: { kind: 'invalid' as const, text: `{"orderNo":"TARGET","amountCents":4200${' '.repeat(17_000)}}` },
+              key: 'VALID-1',
+              client: 'fuzz-client',
+              token: undefined,
+              streamed,
+            })),
+          ],
+        },
+      ),
+    );
+  });
+});
+
+describe('the lab routes', () => {
+  const labBody = fc.oneof(
+    malformedJson,
+    fc.constantFrom('', '   '),
+    nonObject.map(json),
+    badLab.map(json),
+    fc
+      .tuple(unknownKey('layers', 'faults', 'gateway'), fc.jsonValue({ maxDepth: 2 }))
+      .map(([key, value]) => json({ layers: { token: false }, [key]: value })),
+    oversized('{"layers":{"token":false,"requestKey":false,"stateMachine":false,"uniqueConstraint":false}}'),
+  );
+
+  it('PUT /api/lab/config refuses every bad patch and changes nothing', async () => {
+    const before = await send(`${running().url}/api/lab/config`);
+    await expectNothingWritten(() =>
+      property(
+        fc.tuple(labBody, fc.boolean()),
+        async ([text, streamed]) => {
+          const answer = await post(
+            `${running().url}/api/lab/config`,
+            text,
+            { 'content-type': 'application/json' },
+            streamed,
+            'PUT',
+          );
+          expectRefused(answer, `PUT /api/lab/config ${text.slice(0, 120)}`);
+        },
+        {
+          examples: [
+            '',
+            '{"layers":{"token":"false"}}',
+            '{"layers":{"tokn":false}}',
+            '{"faults":{"bankLatencyMs":-1}}',
+            '{"faults":{"bankFailure":"sometimes"}}',
+            `{"layers":{"token":false}${' '.repeat(17_000)}}`,
+          ].flatMap(
+            (text) =>
+              [
+                [text, false],
+                [text, true],
+              ] as Array<[string, boolean]>,
+          ),
+        },
+      ),
+    );
+    // Every defence still on: no refused patch switched anything off.
+    const after = await send(`${running().url}/api/lab/config`);
+    expect(after.json()).toEqual(before.json());
+    expect(after.json()).toMatchObject({
+      layers: { token: true, requestKey: true, stateMachine: true, uniqueConstraint: true },
+    });
+  });
+
+  it('GET /api/lab/timeline?after= refuses anything that is not a stream id', async () => {
+    await expectNothingWritten(() =>
+      property(
+        badStreamId,
+        async (after) => {
+          const answer = await send(`${running().url}/api/lab/timeline?${new URLSearchParams({ after })}`);
+          expectRefused(answer, `GET /api/lab/timeline?after=${after.slice(0, 120)}`);
+        },
+        { examples: ['', 'now', '1-', '-1', '1-1-1', '$'] },
+      ),
+    );
+  });
+
+  // Found by this test: a stream id whose parts do not fit Redis's 64-bit integers used to reach XRANGE, and
+  // Redis's "ERR Invalid stream ID" became a 500.
+  it('GET /api/lab/timeline?after= refuses a stream id beyond 64 bits with a 4xx', async () => {
+    for (const after of ['18446744073709551616-0', '0-18446744073709551616', '99999999999999999999999-1']) {
+      const answer = await send(`${running().url}/api/lab/timeline?after=${after}`);
+      expectRefused(answer, `GET /api/lab/timeline?after=${after}`);
+    }
+  });
+});
+
+describe('the checkout server action (the Pay button)', () => {
+  type Captured = { url: string; headers: Record<string, string>; fields: Array<[string, string]> };
+  let captured: Captured | undefined;
+  /** The form's own orderNo and token, as the page sent them. */
+  const original = { orderNo: '', token: '' };
+
+  // One real submit from the checkout page in Chromium, stopped on its way out (so nothing is paid), then
+  // replayed below with its orderNo and token fields mutated, exactly as a hand-crafted POST would.
+  beforeAll(async () => {
+    const browser = await chromium.launch({
+      executablePath: ensureProgram(CHROMIUM, console.log),
+      args: ['--headless', '--no-sandbox', '--disable-gpu'],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${running().url}/checkout/${orderNo}`);
+      let request: { url: string; headers: Record<string, string>; body: Buffer } | undefined;
+      await page.route(`**/checkout/${orderNo}`, async (route) => {
+        if (route.request().method() !== 'POST') return route.continue();
+        request = {
+          url: route.request().url(),
+          headers: await route.request().allHeaders(),
+          body: route.request().postDataBuffer() ?? Buffer.alloc(0),
+        };
+        await route.abort();
+      });
+      await page.getByRole('button', { name: /Pay/ }).click();
+      await until('the Pay button to send the server action', async () => request);
+      if (!request) throw new Error('no server action was captured');
+      captured = { url: request.url, headers: request.headers, fields: parseMultipart(request.headers, request.body) };
+    } finally {
+      await browser.close();
+    }
+    original.orderNo = captured.fields.find(([name]) => name.endsWith('orderNo'))?.[1] ?? '';
+    original.token = captured.fields.find(([name]) => name.endsWith('token'))?.[1] ?? '';
+    expect(original).toEqual({ orderNo, token: expect.stringMatching(/^[\w-]{43}$/) });
+  });
+
+  const MISSING = Symbol('missing');
+  const AS_FILE = Symbol('as a file');
+  type Value = string | typeof MISSING | typeof AS_FILE | string[];
+  const value: fc.Arbitrary<Value> = fc.oneof(
+    shortText,
+    unknownOrderNo,
+    fc.constant(MISSING),
+    fc.constant(AS_FILE),
+    fc.array(
+      shortText.map((text) => text.slice(0, 500)),
+      { minLength: 2, maxLength: 3 },
+    ),
+  );
+  const KEEP = Symbol('keep');
+  const mutation = fc
+    .record({
+      orderNo: fc.oneof(fc.constant<Value | typeof KEEP>(KEEP), value),
+      token: fc.oneof(fc.constant<Value | typeof KEEP>(KEEP), value),
+    })
+    .filter((m) => m.orderNo !== KEEP || m.token !== KEEP);
+
+  async function replay(mutated: { orderNo: Value | typeof KEEP; token: Value | typeof KEEP }): Promise<Answer> {
+    if (!captured) throw new Error('no server action was captured');
+    const form = new FormData();
+    for (const [name, original] of captured.fields) {
+      const field = name.endsWith('orderNo') ? 'orderNo' : name.endsWith('token') ? 'token' : undefined;
+      const next = field ? mutated[field] : KEEP;
+      if (next === KEEP) form.append(name, original);
+      else if (next === MISSING) continue;
+      else if (next === AS_FILE) form.append(name, new Blob(['{"orderNo":1}'], { type: 'application/json' }), 'x.json');
+      else if (Array.isArray(next)) for (const item of next) form.append(name, item);
+      else form.append(name, next);
+    }
+    const headers = Object.fromEntries(Object.entries(captured.headers).filter(([name]) => name !== 'content-type'));
+    return send(captured.url, { method: 'POST', headers, body: form });
+  }
+
+  /** The state the action returned, from its RSC answer ("1:{"status":"invalid",…}"). */
+  const stateOf = (answer: Answer) => /^1:\{"status":"(\w+)"/m.exec(answer.text)?.[1];
+
+  it('answers a mutated orderNo or token with an error state (or a 4xx), never a 5xx, and pays nothing', async () => {
+    await expectNothingWritten(() =>
+      property(
+        mutation,
+        async (mutated) => {
+          const answer = await replay(mutated);
+          const what = `server action orderNo=${String(mutated.orderNo.toString()).slice(0, 80)} token=${String(mutated.token.toString()).slice(0, 80)}`;
+          expect(answer.status, `${what} → ${answer.status} ${answer.text.slice(0, 300)}`).toBeLessThan(500);
+          if (answer.status === 200)
+            expect(['invalid', 'already_submitted'], `${what}: ${answer.text.slice(0, 300)}`).toContain(
+              stateOf(answer),
+            );
+          else expect(answer.status, what).toBeGreaterThanOrEqual(400);
+        },
+        {
+          examples: [
+            { orderNo: '\u0000', token: KEEP },
+            { orderNo: `${orderNo}\u0000`, token: KEEP },
+            { orderNo: 'x'.repeat(2_000), token: KEEP },
+            { orderNo: MISSING, token: KEEP },
+            { orderNo: AS_FILE, token: KEEP },
+            { orderNo: KEEP, token: '\u0000' },
+            { orderNo: KEEP, token: MISSING },
+            { orderNo: KEEP, token: AS_FILE },
+            { orderNo: KEEP, token: 'x'.repeat(129) },
+          ],
+        },
+      ),
+    );
+  });
+
+  // Next.js checks the action's body size (16 kB, next.config.ts) itself and answers 500; proxy.ts refuses
+  // an oversized action with a 413 before Next.js reads it.
+  it('refuses a form over the 16 kB limit with a 413, without a trace and without a write', async () => {
+    await expectNothingWritten(async () => {
+      const answer = await replay({ orderNo: KEEP, token: 'y'.repeat(20_000) });
+      expect(answer.status).toBe(413);
+      expect(answer.text).not.toContain('Body exceeded');
+    });
+  });
+
+  it('the captured form, replayed unchanged, does pay: the replays above were real requests', async () => {
+    const answer = await replay({ orderNo: KEEP, token: KEEP });
+    expect(answer.status).toBe(200);
+    expect(stateOf(answer)).toBe('paid');
+    const order = await send(`${running().url}/api/orders/${orderNo}`);
+    expect(order.json()).toMatchObject({ status: 'PAID', charges: [expect.anything()] });
+  });
+});
+
+/** The fields of a multipart/form-data body, in order (the server action's form is text fields only). */
+function parseMultipart(headers: Record<string, string>, body: Buffer): Array<[string, string]> {
+  const boundary = /boundary=(.+)$/.exec(headers['content-type'] ?? '')?.[1];
+  if (!boundary) throw new Error(`not a multipart form: ${headers['content-type']}`);
+  return body
+    .toString('latin1')
+    .split(`--${boundary}`)
+    .slice(1, -1)
+    .map((part) => {
+      const match = /name="([^"]*)"\r\n\r\n([\s\S]*)\r\n$/.exec(part);
+      if (!match?.[1]) throw new Error(`unexpected form part: ${part.slice(0, 200)}`);
+      return [match[1], Buffer.from(match[2] ?? '', 'latin1').toString('utf8')] as [string, string];
+    });
+}

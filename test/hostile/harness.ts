@@ -1,0 +1,259 @@
+// What the hostile tests share: an app of their own (the production build, `next start`, on a database of
+// its own so that its reconciler and their row counts see nobody else's orders), the servers they stop
+// and start, and the one check every response of the hostile run must pass: no stack trace, no secret.
+import type { ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import { expect } from 'vitest';
+import { applyMigrations } from '../../scripts/lib/migrations.ts';
+import { nextEnv, startApp, waitForApp } from '../../scripts/lib/next-app.ts';
+import { ROOT } from '../../scripts/lib/paths.ts';
+
+export type Layers = {
+  pendingUi: boolean;
+  token: boolean;
+  requestKey: boolean;
+  stateMachine: boolean;
+  uniqueConstraint: boolean;
+};
+
+export const ALL_ON: Layers = {
+  pendingUi: true,
+  token: true,
+  requestKey: true,
+  stateMachine: true,
+  uniqueConstraint: true,
+};
+export const ALL_OFF: Layers = {
+  pendingUi: false,
+  token: false,
+  requestKey: false,
+  stateMachine: false,
+  uniqueConstraint: false,
+};
+
+/**
+ * An order's own lab settings, every field given: the global settings live in a Redis database that
+ * other test files of the same vitest worker also use, so nothing is left to inherit from them.
+ */
+export function labFor(layers: Layers, bankLatencyMs = 0) {
+  return {
+    layers,
+    faults: {
+      bankLatencyMs,
+      bankFailure: 'none',
+      bankTimeoutAfterCharge: false,
+      crashAfterCharge: false,
+      receiptCrashBeforeAck: false,
+    },
+  };
+}
+
+/** A new, migrated database on the test PostgreSQL server (or on `serverUrl`). */
+export async function ownDatabase(name: string, serverUrl = process.env.DATABASE_URL ?? ''): Promise<string> {
+  const url = new URL(serverUrl);
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    // FORCE: an app left running by an interrupted run must not keep the database from being replaced.
+    await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
+  } finally {
+    await admin.end();
+  }
+  url.pathname = `/${name}`;
+  await applyMigrations(url.toString());
+  return url.toString();
+}
+
+export type App = {
+  port: number;
+  url: string;
+  child: ChildProcess;
+  /** The app's own log so far (for failure messages). */
+  output: () => string;
+  /** SIGTERM, then SIGKILL if it has not exited within 10 s. */
+  stop: () => Promise<void>;
+  /** SIGKILL: the process dies on the spot, as in a crash. */
+  kill: () => Promise<void>;
+};
+
+export async function startTestApp(options: {
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  instanceName: string;
+  labEnabled?: boolean;
+  /** Short, so that a claim left by a killed process runs out within a test. */
+  leaseMs?: number;
+}): Promise<App> {
+  const child = startApp({
+    port: options.port,
+    env: nextEnv({
+      PORT: String(options.port),
+      DATABASE_URL: options.databaseUrl,
+      REDIS_URL: options.redisUrl,
+      INSTANCE_NAME: options.instanceName,
+      LAB_ENABLED: String(options.labEnabled ?? true),
+      REQUEST_KEY_LEASE_MS: String(options.leaseMs ?? 3_000),
+    }),
+    capture: true,
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  const app: App = {
+    port: options.port,
+    url: `http://127.0.0.1:${options.port}`,
+    child,
+    output: () => output,
+    stop: async () => {
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await end('SIGTERM');
+      clearTimeout(killer);
+    },
+    kill: () => end('SIGKILL'),
+  };
+  try {
+    await waitForApp(options.port, 60_000, child);
+  } catch (error) {
+    await app.kill();
+    throw new Error(`${(error as Error).message}\n${output}`);
+  }
+  return app;
+}
+
+/** Polls until `check` returns a value other than undefined; generous deadlines, never a timed assertion. */
+export async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`gave up waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+}
+
+// A stack trace or a path on the server's disk: what an error page must never show. Each alternative is
+// a shape V8 and Node print ("    at fn (file:1:2)", "at async fn", the project's absolute path).
+const STACK_TRACE = /\n\s+at\s|\bat (async )?[\w$.<>[\]]+ \(|\(?\/[\w./-]+\.(js|ts|tsx|mjs):\d+:\d+|node_modules\//;
+
+/** The secret that must never leave the server: the database's user and password, as in its URL. */
+function databaseCredentials(): string | undefined {
+  const url = new URL(process.env.DATABASE_URL ?? 'postgresql://localhost');
+  return url.password ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined;
+}
+
+export type Answer = { status: number; headers: Headers; text: string; json: () => unknown };
+
+/**
+ * Every request of the hostile run goes through here: the answer is read whole and checked for a stack
+ * trace, the server's file paths and the database password, in its body and in every header.
+ */
+export async function send(url: string, init: RequestInit = {}): Promise<Answer> {
+  const response = await fetch(url, {
+    ...init,
+    redirect: 'manual',
+    signal: init.signal ?? AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  expectNoLeak(`${init.method ?? 'GET'} ${url.slice(0, 200)} → ${response.status}`, response.headers, text);
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    json: () => JSON.parse(text),
+  };
+}
+
+function expectNoLeak(what: string, headers: Headers, text: string): void {
+  const all = `${[...headers].map(([name, value]) => `${name}: ${value}`).join('\n')}\n\n${text}`;
+  const credentials = databaseCredentials();
+  if (credentials) expect(all.includes(credentials), `${what}: carries the database password`).toBe(false);
+  expect(all.includes(ROOT), `${what}: carries a path on the server's disk`).toBe(false);
+  expect(STACK_TRACE.test(text), `${what}: carries a stack trace:\n${text.slice(0, 2_000)}`).toBe(false);
+}
+
+/** An RFC 9457 problem: its status, its content type, and (for the tests' messages) its body. */
+export function expectProblem(answer: Answer, status: number): Record<string, unknown> {
+  expect(answer.status, answer.text.slice(0, 500)).toBe(status);
+  expect(answer.headers.get('content-type')).toBe('application/problem+json');
+  const body = answer.json() as Record<string, unknown>;
+  expect(body).toMatchObject({ status, type: expect.any(String), title: expect.any(String) });
+  return body;
+}
+
+export const TABLES = ['orders', 'bank_charges', 'idempotent_record', 'outbox', 'receipts'] as const;
+
+/** Every row of the tables a request could write, per table. */
+export async function rowCounts(databaseUrl: string): Promise<Record<(typeof TABLES)[number], number>> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const counts = {} as Record<(typeof TABLES)[number], number>;
+    for (const table of TABLES) {
+      const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
+      counts[table] = rows[0]?.n ?? 0;
+    }
+    return counts;
+  } finally {
+    await client.end();
+  }
+}
+
+/** What the card network recorded for the order: the number the customer cares about. */
+export async function chargesOf(databaseUrl: string, orderNo: string): Promise<Array<{ id: string }>> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>(
+      'SELECT id FROM bank_charges WHERE merchant_ref = $1 ORDER BY created_at, id',
+      [orderNo],
+    );
+    return rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** POST /api/orders with the order's own lab settings (or none); returns the order number. */
+export async function createOrder(app: App, body: Record<string, unknown> = {}): Promise<string> {
+  const answer = await send(`${app.url}/api/orders`, { method: 'POST', body: JSON.stringify(body) });
+  expect(answer.status, answer.text).toBe(201);
+  return (answer.json() as { orderNo: string }).orderNo;
+}
+
+/** POST /api/payments as a service: the order's amount, the caller's key. */
+export function payByApi(
+  app: App,
+  orderNo: string,
+  idempotencyKey: string,
+  options: { clientId?: string; amountCents?: number } = {},
+): Promise<Answer> {
+  return send(`${app.url}/api/payments`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'idempotency-key': idempotencyKey,
+      'x-client-id': options.clientId ?? 'hostile-shop',
+    },
+    body: JSON.stringify({ orderNo, amountCents: options.amountCents ?? 4_200 }),
+  });
+}

@@ -1,0 +1,107 @@
+// Hostile test 7, the Redis outage: a Redis server of the test's own is stopped under a running app, then
+// started again on the same port.
+//
+// The design is to fail closed. Layers 1 and 2 (the checkout token, the request key) and the lab settings
+// live in Redis; paying without them would mean paying without two of the four defences, and with lab
+// settings nobody can see. So while Redis is down a payment is refused at once with a clear 503 problem
+// (nothing charged, retry later), and health says which service is down. When Redis is back, the same
+// process serves again: its client reconnects by itself, and nobody has to restart the app.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../scripts/lib/postgres.ts';
+import { startRedisServer } from '../../scripts/lib/redis.ts';
+import { ensureProgram, REDIS_SERVER } from '../../scripts/lib/system-programs.ts';
+import {
+  ALL_ON,
+  type App,
+  chargesOf,
+  createOrder,
+  expectProblem,
+  labFor,
+  ownDatabase,
+  payByApi,
+  send,
+  startTestApp,
+  until,
+} from './harness.ts';
+
+const APP_PORT = 3131;
+const REDIS_PORT = 56460;
+
+let dataDir = '';
+let redis: RunningService | undefined;
+let app: App | undefined;
+let databaseUrl = '';
+let orderNo = '';
+const key = `redis-outage-${Date.now()}`;
+
+const startRedis = () =>
+  startRedisServer({ binary: ensureProgram(REDIS_SERVER, console.log), port: REDIS_PORT, dataDir, persist: false });
+
+const running = (): App => {
+  if (!app) throw new Error('the app is not running');
+  return app;
+};
+
+const health = async () => {
+  const answer = await send(`${running().url}/api/health`);
+  return { status: answer.status, body: answer.json() as Record<string, unknown> };
+};
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'payonce-hostile-redis-'));
+  redis = await startRedis();
+  databaseUrl = await ownDatabase('payonce_hostile_redis');
+  app = await startTestApp({ port: APP_PORT, databaseUrl, redisUrl: redis.url, instanceName: 'hostile-redis' });
+  orderNo = await createOrder(app, { lab: labFor(ALL_ON) });
+});
+
+afterAll(async () => {
+  await app?.stop();
+  await redis?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('Redis stops while the app runs', () => {
+  it('health says 503 naming redis; a payment is refused at once with a 503 problem, nothing charged', async () => {
+    expect(await health()).toEqual({ status: 200, body: { status: 'ok', redis: 'ok', database: 'ok' } });
+    await redis?.stop();
+    redis = undefined;
+
+    const down = await until('health to report Redis down', async () => {
+      const now = await health();
+      return now.status === 503 ? now.body : undefined;
+    });
+    expect(down).toMatchObject({ status: 503, redis: 'down', database: 'ok', detail: 'redis is down' });
+
+    const refused = await payByApi(running(), orderNo, key);
+    const problem = expectProblem(refused, 503);
+    expect(problem).toMatchObject({ service: 'redis', detail: expect.stringContaining('redis is unavailable') });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    expect(await chargesOf(databaseUrl, orderNo)).toEqual([]);
+    const order = await send(`${running().url}/api/orders/${orderNo}`);
+    expect(order.json()).toMatchObject({ status: 'PENDING', charges: [] });
+  });
+
+  it('Redis back on the same port: the same process serves again, and the payment goes through once', async () => {
+    const pid = running().child.pid;
+    redis = await startRedis();
+
+    await until('health to report every service up', async () => ((await health()).status === 200 ? true : undefined));
+    // The same key as the refused attempt: the refusal claimed nothing.
+    const paid = await payByApi(running(), orderNo, key);
+    expect(paid.status, paid.text).toBe(201);
+    expect(paid.json()).toMatchObject({ status: 'PAID', orderNo });
+    // Layer 2 works again: the retry is a replay, not a second charge.
+    const replay = await payByApi(running(), orderNo, key);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+
+    expect(await chargesOf(databaseUrl, orderNo)).toHaveLength(1);
+    expect(running().child.pid).toBe(pid);
+    expect(running().child.exitCode).toBeNull();
+  });
+});
