@@ -5,7 +5,7 @@ import { type Faults, type LabSettings, type LabSettingsPatch, mergeLabSettings 
 import type { TimelineEvent } from '@/lib/lab/timeline-event';
 import { useEvery } from '@/lib/ui/use-polling';
 
-type StoredEvent = TimelineEvent & { id: string };
+type StoredEvent = TimelineEvent & { id: string; streamId: string };
 
 const FAULT_SWITCHES: Array<{
   key: 'bankTimeoutAfterCharge' | 'crashAfterCharge' | 'receiptCrashBeforeAck';
@@ -192,7 +192,7 @@ type LaneView = { requestId: string; first: StoredEvent; events: StoredEvent[] }
 function Timeline({ initialEvents }: { initialEvents: StoredEvent[] }) {
   const [events, setEvents] = useState<StoredEvent[]>(initialEvents);
   const [filter, setFilter] = useState('');
-  const lastId = useRef(initialEvents.at(-1)?.id);
+  const lastId = useRef(initialEvents.at(-1)?.streamId);
 
   useEvery(700, async () => {
     const query = lastId.current ? `?after=${lastId.current}` : '';
@@ -200,7 +200,7 @@ function Timeline({ initialEvents }: { initialEvents: StoredEvent[] }) {
     if (!response.ok) return;
     const { events: fresh } = (await response.json()) as { events: StoredEvent[] };
     if (fresh.length === 0) return;
-    lastId.current = fresh.at(-1)?.id;
+    lastId.current = fresh.at(-1)?.streamId;
     setEvents((current) => [...current, ...fresh].slice(-3000));
   });
 

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { Prisma } from '../generated/prisma/client.ts';
 import { faultyService } from './faults.ts';
+
+/** A raw query's failure as Prisma 7 reports it through the pg adapter (seen against a stopped server). */
+function rawQueryError(cause: Record<string, string>): Error {
+  return new Prisma.PrismaClientKnownRequestError('Raw query failed.', {
+    code: 'P2010',
+    clientVersion: '7.10.0',
+    meta: { driverAdapterError: { name: 'DriverAdapterError', cause } },
+  });
+}
 
 /** An ioredis error as the production build ships it: minified, so its class name, and its `name`, is "i". */
 function minified(message: string): Error {
@@ -23,6 +33,14 @@ describe('faultyService', () => {
       expect(error.name).toBe('i');
       expect(faultyService(error)).toBe('redis');
     }
+  });
+
+  it('names the database when a raw query could not reach it, and nothing for a raw query that was refused', () => {
+    expect(faultyService(rawQueryError({ kind: 'DatabaseNotReachable' }))).toBe('database');
+    expect(faultyService(rawQueryError({ kind: 'ConnectionClosed' }))).toBe('database');
+    expect(faultyService(rawQueryError({ kind: 'postgres', originalCode: '57P01' }))).toBe('database');
+    expect(faultyService(rawQueryError({ kind: 'UniqueConstraintViolation', originalCode: '23505' }))).toBeUndefined();
+    expect(faultyService(rawQueryError({ kind: 'postgres', originalCode: '42601' }))).toBeUndefined();
   });
 
   it('names nothing for an error that is not a service outage', () => {

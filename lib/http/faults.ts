@@ -8,8 +8,35 @@ export type FaultyService = 'database' | 'redis';
 const REDIS_ERRORS =
   /Connection is closed|Command timed out|max retries per request limit|MaxRetriesPerRequest|Stream isn't writeable|NOSCRIPT|READONLY|LOADING/;
 
+// What the pg adapter calls an unreachable or lost server. A model query reports these as P1001/P1008/
+// P1017; a raw query ($queryRaw, used on the hot path) as P2010 carrying the adapter's error.
+const UNREACHABLE = new Set([
+  'DatabaseNotReachable',
+  'ConnectionClosed',
+  'SocketTimeout',
+  'TooManyConnections',
+  'TlsConnectionError',
+]);
+
+function rawQueryLostTheDatabase(error: Prisma.PrismaClientKnownRequestError): boolean {
+  if (error.code !== 'P2010') return false;
+  const cause = (
+    error.meta as { driverAdapterError?: { cause?: { kind?: string; originalCode?: string; message?: string } } }
+  )?.driverAdapterError?.cause;
+  if (!cause)
+    return /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/.test(error.message);
+  if (cause.kind && UNREACHABLE.has(cause.kind)) return true;
+  // PostgreSQL shutting down (57P01-57P03) or a connection exception (class 08).
+  if (cause.kind === 'postgres' && /^(57P0[1-3]|08)/.test(cause.originalCode ?? '')) return true;
+  return (
+    cause.kind === 'GenericJs' &&
+    /Connection terminated|timeout exceeded when trying to connect|ECONNREFUSED/.test(error.message)
+  );
+}
+
 export function faultyService(error: unknown): FaultyService | undefined {
   if (!(error instanceof Error)) return undefined;
+  if (error instanceof Prisma.PrismaClientKnownRequestError && rawQueryLostTheDatabase(error)) return 'database';
   if (
     error instanceof Prisma.PrismaClientInitializationError ||
     error instanceof Prisma.PrismaClientRustPanicError ||

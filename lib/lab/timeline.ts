@@ -7,16 +7,17 @@ import { getRedis } from '../redis.ts';
 import type { TimelineEvent } from './timeline-event.ts';
 
 export const TIMELINE_KEY = 'lab:timeline';
-const MAX_EVENTS = 2_000;
+const MAX_ENTRIES = 1_000;
 
-/** Publishes events in one round trip (a pipeline). Off with the lab: nobody could read them. */
+/**
+ * Publishes a batch of events as one stream entry: one command, one round trip (the lab's cost on every
+ * payment; see bench/results.md). Off with the lab: nobody could read them.
+ */
 export function publishTimelineEvents(events: TimelineEvent[]): void {
   if (events.length === 0 || !env().LAB_ENABLED) return;
-  const pipeline = getRedis().pipeline();
-  for (const event of events) {
-    pipeline.xadd(TIMELINE_KEY, 'MAXLEN', '~', MAX_EVENTS, '*', 'event', JSON.stringify(event));
-  }
-  pipeline.exec().catch((error: Error) => console.error(`[timeline] not published: ${error.message}`));
+  getRedis()
+    .xadd(TIMELINE_KEY, 'MAXLEN', '~', MAX_ENTRIES, '*', 'events', JSON.stringify(events))
+    .catch((error: Error) => console.error(`[timeline] not published: ${error.message}`));
 }
 
 export function publishTimelineEvent(event: TimelineEvent): void {
@@ -54,18 +55,19 @@ export function startLane(
   };
 }
 
-export type StoredTimelineEvent = TimelineEvent & { id: string };
+/** An event as read back: `streamId` is its entry's id (the `after` cursor), `id` is unique per event. */
+export type StoredTimelineEvent = TimelineEvent & { id: string; streamId: string };
 
-/** Events after the stream id `after`, oldest first; without `after`, the latest `limit` events. */
-export async function readTimeline(after: string | undefined, limit = 400): Promise<StoredTimelineEvent[]> {
+/** Events of the entries after the stream id `after`, oldest first; without `after`, the latest entries. */
+export async function readTimeline(after: string | undefined, limit = 200): Promise<StoredTimelineEvent[]> {
   const redis = getRedis();
   const entries = after
     ? await redis.xrange(TIMELINE_KEY, `(${after}`, '+', 'COUNT', limit)
     : (await redis.xrevrange(TIMELINE_KEY, '+', '-', 'COUNT', limit)).reverse();
-  return entries.flatMap(([id, fields]) => {
-    const raw = fields[fields.indexOf('event') + 1];
+  return entries.flatMap(([streamId, fields]) => {
     try {
-      return raw ? [{ id, ...(JSON.parse(raw) as TimelineEvent) }] : [];
+      const events = JSON.parse(fields[fields.indexOf('events') + 1] ?? '[]') as TimelineEvent[];
+      return events.map((event, index) => ({ ...event, id: `${streamId}/${index}`, streamId }));
     } catch {
       return [];
     }

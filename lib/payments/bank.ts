@@ -48,14 +48,11 @@ export async function chargeCard(
   if (faults.bankFailure === 'decline') throw new BankDeclinedError('insufficient funds');
   if (faults.bankFailure === 'error') throw new BankUnavailableError();
 
-  const charge = await getDb().bankCharge.create({
-    data: {
-      id: `ch_${randomBytes(12).toString('hex')}`,
-      merchantRef: request.merchantRef,
-      amountCents: request.amountCents,
-    },
-    select: { id: true, amountCents: true, createdAt: true },
-  });
+  const id = `ch_${randomBytes(12).toString('hex')}`;
+  const [charge] = await getDb().$queryRaw<Charge[]>`
+    INSERT INTO bank_charges (id, merchant_ref, amount_cents) VALUES (${id}, ${request.merchantRef}, ${request.amountCents})
+    RETURNING id, amount_cents AS "amountCents", created_at AS "createdAt"`;
+  if (!charge) throw new Error('the bank recorded no charge');
 
   // Fault point 2: the answer is slow (the charge is already on the statement).
   const latency = Math.min(faults.bankLatencyMs, BANK_TIMEOUT_MS);

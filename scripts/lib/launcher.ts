@@ -101,7 +101,8 @@ export async function launch(plan: Plan): Promise<void> {
         upstreams: plan.apps,
         settings: () => settings.current,
         publish: (event: TimelineEvent) => {
-          redis?.xadd('lab:timeline', 'MAXLEN', '~', 2000, '*', 'event', JSON.stringify(event)).catch(() => {});
+          // The same shape as lib/lab/timeline.ts: one entry, a batch of events.
+          redis?.xadd('lab:timeline', 'MAXLEN', '~', 1000, '*', 'events', JSON.stringify([event])).catch(() => {});
         },
       });
       log(`gateway on 127.0.0.1:${plan.gatewayPort} → ${plan.apps.map((a) => `${a.name} (:${a.port})`).join(', ')}`);
