@@ -46,3 +46,17 @@ export function outcomeFromOrder(order: OrderFacts): PaymentOutcome | undefined 
   }
   return undefined;
 }
+
+/** The outcome a charge on the card network's statement means: the order is paid, by that charge. */
+export function outcomeFromCharge(
+  orderNo: string,
+  charge: { id: string; amountCents: number; createdAt: Date },
+): PaymentOutcome & { status: 'PAID' } {
+  return {
+    status: 'PAID',
+    orderNo,
+    amountCents: charge.amountCents,
+    chargeId: charge.id,
+    paidAt: charge.createdAt.toISOString(),
+  };
+}

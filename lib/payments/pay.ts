@@ -30,7 +30,7 @@ import { type Lane, startLane } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
 import type { CallerScope } from '../session.ts';
 import { BankDeclinedError, BankTimeoutError, BankUnavailableError, chargeCard, listCharges } from './bank.ts';
-import { outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
+import { outcomeFromCharge, outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
 import { reconcileOrder } from './reconcile.ts';
 import { recordOutcome } from './record-outcome.ts';
 
@@ -207,13 +207,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         // or layers 3-4 are off and there was none): the key is the last claim left, so ask the bank here.
         const charge = settled.kind === 'idle' ? (await listCharges(orderNo))[0] : undefined;
         if (charge) {
-          const outcome: PaymentOutcome = {
-            status: 'PAID',
-            orderNo,
-            amountCents: charge.amountCents,
-            chargeId: charge.id,
-            paidAt: charge.createdAt.toISOString(),
-          };
+          const outcome = outcomeFromCharge(orderNo, charge);
           await completeRequestKey(name, decision.owner, { fingerprint, outcome }, options.resultTtlSeconds);
           lane.mark('requestKey', 'stopped', `the bank has charge ${charge.id}`);
           return { kind: 'duplicate', outcome, answeredBy: 'reconciler' };
@@ -285,7 +279,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   try {
     const charge = await chargeCard({ merchantRef: orderNo, amountCents }, faults);
     lane.mark('bank', 'charged', `charge ${charge.id}`);
-    outcome = { status: 'PAID', orderNo, amountCents, chargeId: charge.id, paidAt: charge.createdAt.toISOString() };
+    outcome = outcomeFromCharge(orderNo, charge);
   } catch (error) {
     if (error instanceof BankDeclinedError) {
       lane.mark('bank', 'declined', error.reason);

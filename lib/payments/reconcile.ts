@@ -13,7 +13,7 @@ import { Prisma } from '../generated/prisma/client.ts';
 import { bootPrefix, instanceName } from '../instance.ts';
 import { startLane } from '../lab/timeline.ts';
 import { listCharges } from './bank.ts';
-import { outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
+import { outcomeFromCharge, outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
 
 export type Reconciled =
   /** The order has a final outcome (found now or already recorded). */
@@ -73,13 +73,7 @@ export async function reconcileOrder(
   const lane = startLane({ orderNo, channel: 'reconciler', instance: instanceName() });
   const [charge] = await listCharges(orderNo);
   if (charge) {
-    const outcome: PaymentOutcome = {
-      status: 'PAID',
-      orderNo,
-      amountCents: charge.amountCents,
-      chargeId: charge.id,
-      paidAt: charge.createdAt.toISOString(),
-    };
+    const outcome = outcomeFromCharge(orderNo, charge);
     await db.$transaction(async (tx) => {
       const moved = await moveOrder(tx, orderNo, null, 'reconciledCharged', {
         chargeId: charge.id,
