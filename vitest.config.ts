@@ -13,7 +13,11 @@ export default defineConfig({
     projects: [
       {
         resolve: { alias },
-        test: { name: 'unit', include: ['lib/**/*.test.ts', 'scripts/**/*.test.ts'], exclude: ['**/*.int.test.ts'] },
+        test: {
+          name: 'unit',
+          include: ['lib/**/*.test.ts', 'scripts/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: ['**/*.int.test.ts'],
+        },
       },
       {
         resolve: { alias },

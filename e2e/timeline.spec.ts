@@ -1,3 +1,4 @@
+import { onlyLayers } from '../lib/lab/settings';
 import { CheckoutPage, chargeCount, createOrder, expect, test } from './fixtures';
 
 test('the timeline shows a duplicate stopped by layer 3 as a lane that ends at layer 3, with the reason', async ({
@@ -5,7 +6,7 @@ test('the timeline shows a duplicate stopped by layer 3 as a lane that ends at l
   browser,
   page,
 }) => {
-  const layers = { pendingUi: false, token: false, requestKey: false, stateMachine: true, uniqueConstraint: false };
+  const layers = onlyLayers('stateMachine');
   const orderNo = await createOrder(request, { layers });
   // Two customers' browsers (two sessions) pay the same order, one after the other.
   for (let i = 0; i < 2; i++) {

@@ -12,10 +12,10 @@ import { type PaymentEvent, statusesAllowing, targetOf } from './payment-transit
 type Tx = Prisma.TransactionClient;
 
 /** True when this attempt moved the order from PENDING to PROCESSING. */
-export async function claimOrder(tx: Tx, orderNo: string, attemptId: string): Promise<boolean> {
+export async function claimOrder(tx: Tx, orderNo: string, attemptId: string, now: Date): Promise<boolean> {
   const { count } = await tx.order.updateMany({
     where: { orderNo, status: { in: statusesAllowing('claim') } },
-    data: { status: targetOf('claim'), attemptId, claimedAt: new Date() },
+    data: { status: targetOf('claim'), attemptId, claimedAt: now },
   });
   return count === 1;
 }
@@ -27,12 +27,12 @@ export async function claimOrder(tx: Tx, orderNo: string, attemptId: string): Pr
  * True when this attempt claimed the order; throws DuplicateRecordError when the unique key refused the row
  * (the whole statement, the update included, is then rolled back).
  */
-export async function claimOrderWithDedupRow(tx: Tx, orderNo: string, attemptId: string): Promise<boolean> {
+export async function claimOrderWithDedupRow(tx: Tx, orderNo: string, attemptId: string, now: Date): Promise<boolean> {
   try {
     const inserted = await tx.$queryRaw<Array<{ id: number }>>`
       WITH claim AS (
         UPDATE orders
-        SET status = ${targetOf('claim')}::payment_status, attempt_id = ${attemptId}, claimed_at = now(), updated_at = now()
+        SET status = ${targetOf('claim')}::payment_status, attempt_id = ${attemptId}, claimed_at = ${now}, updated_at = now()
         WHERE order_no = ${orderNo} AND status = ANY(${statusesAllowing('claim')}::payment_status[])
         RETURNING order_no)
       INSERT INTO idempotent_record (biz_type, biz_no, owner)

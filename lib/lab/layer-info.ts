@@ -1,7 +1,7 @@
 // Names and colours of the defences, shared by the checkout, the lab and the timeline (pure, browser-safe).
 import type { TimelineStep } from './timeline-event.ts';
 
-export type Switch = 'pendingUi' | 'token' | 'requestKey' | 'stateMachine' | 'uniqueConstraint';
+export type Switch = 'pendingUi' | 'token' | 'requestKey' | 'stateMachine' | 'uniqueConstraint' | 'bankKey';
 
 export const SWITCHES: Array<{ key: Switch; number: number; name: string; what: string }> = [
   { key: 'pendingUi', number: 0, name: 'Pending UI', what: 'The Pay button is disabled while a payment is in flight.' },
@@ -29,6 +29,12 @@ export const SWITCHES: Array<{ key: Switch; number: number; name: string; what: 
     name: 'Unique constraint',
     what: 'A dedup row (PAYMENT, order no) with a unique key, same transaction.',
   },
+  {
+    key: 'bankKey',
+    number: 5,
+    name: 'Bank key',
+    what: 'The bank’s own idempotency key (pay:order no): the bank returns its first charge.',
+  },
 ];
 
 const STEP_NAMES: Record<TimelineStep, string> = {
@@ -37,6 +43,7 @@ const STEP_NAMES: Record<TimelineStep, string> = {
   requestKey: '2 Request key',
   stateMachine: '3 State machine',
   uniqueConstraint: '4 Unique constraint',
+  bankKey: '5 Bank key',
   bank: 'Bank',
   reconcile: 'Reconciler',
   outcome: 'Outcome',
@@ -56,6 +63,7 @@ export function colourOf(step: TimelineStep | Switch): string {
     case 'requestKey':
     case 'stateMachine':
     case 'uniqueConstraint':
+    case 'bankKey':
       return `var(--layer-${step})`;
     default:
       return 'var(--layer-bank)';

@@ -15,6 +15,11 @@ import {
 
 const KEY = 'lab:config';
 
+/** The defaults of this deployment: every defence on, no fault, and the lease REQUEST_KEY_LEASE_MS says. */
+export function labDefaults(): LabSettings {
+  return mergeLabSettings(DEFAULT_LAB_SETTINGS, { claims: { leaseMs: env().REQUEST_KEY_LEASE_MS } });
+}
+
 // Every payment reads the settings; a quarter of a second of staleness saves a Redis round trip on most of
 // them, and a switch still reaches every instance and every tab well within a human's reaction time.
 const CACHE_MS = 250;
@@ -22,16 +27,16 @@ let cached: { settings: LabSettings; at: number } | undefined;
 
 /** The global settings. With the lab turned off (LAB_ENABLED=false): every defence on, no fault, always. */
 export async function getLabSettings(): Promise<LabSettings> {
-  if (!env().LAB_ENABLED) return DEFAULT_LAB_SETTINGS;
+  if (!env().LAB_ENABLED) return labDefaults();
   if (cached && performance.now() - cached.at < CACHE_MS) return cached.settings;
-  const settings = parseStoredLabSettings(await getRedis().get(KEY));
+  const settings = parseStoredLabSettings(await getRedis().get(KEY), labDefaults());
   cached = { settings, at: performance.now() };
   return settings;
 }
 
 /** The settings an order runs with: the global ones, overridden by the order's own (unless the lab is off). */
 export function settingsForOrder(global: LabSettings, orderLab: unknown): LabSettings {
-  if (!env().LAB_ENABLED) return DEFAULT_LAB_SETTINGS;
+  if (!env().LAB_ENABLED) return labDefaults();
   const own = LabSettingsPatchSchema.safeParse(orderLab ?? {});
   return mergeLabSettings(global, own.success ? own.data : undefined);
 }
@@ -47,9 +52,10 @@ export async function updateLabSettings(patch: LabSettingsPatch): Promise<LabSet
 }
 
 export async function resetLabSettings(): Promise<LabSettings> {
-  await getRedis().set(KEY, JSON.stringify(DEFAULT_LAB_SETTINGS));
-  cached = { settings: DEFAULT_LAB_SETTINGS, at: performance.now() };
-  return DEFAULT_LAB_SETTINGS;
+  const defaults = labDefaults();
+  await getRedis().set(KEY, JSON.stringify(defaults));
+  cached = { settings: defaults, at: performance.now() };
+  return defaults;
 }
 
 /** The settings one order runs with: the global ones, overridden by the order's own. */

@@ -2,7 +2,12 @@
 // schemas and the merge live here, the storage (Redis, shared by every app instance) in settings-store.ts.
 import { z } from 'zod';
 
-export const LAYERS = ['token', 'requestKey', 'stateMachine', 'uniqueConstraint'] as const;
+/** The bank guarantees that a charge it accepted lands within this long, or never (lib/payments/bank.ts). */
+export const BANK_SETTLEMENT_WINDOW_MS = 10_000;
+/** How long a claim lives unrenewed, unless the lab (or REQUEST_KEY_LEASE_MS) says otherwise. */
+export const DEFAULT_LEASE_MS = 30_000;
+
+export const LAYERS = ['token', 'requestKey', 'stateMachine', 'uniqueConstraint', 'bankKey'] as const;
 export type Layer = (typeof LAYERS)[number];
 
 export const LayersSchema = z.strictObject({
@@ -16,6 +21,8 @@ export const LayersSchema = z.strictObject({
   stateMachine: z.boolean(),
   /** Layer 4: the dedup table's unique key (biz_type, biz_no), in the same transaction. */
   uniqueConstraint: z.boolean(),
+  /** Layer 5: the bank's own idempotency key, derived from the order; the bank returns its first charge. */
+  bankKey: z.boolean(),
 });
 
 export const FaultsSchema = z.strictObject({
@@ -27,6 +34,18 @@ export const FaultsSchema = z.strictObject({
   bankTimeoutAfterCharge: z.boolean(),
   /** The merchant's process dies right after the bank charged the card, before recording anything. */
   crashAfterCharge: z.boolean(),
+  /**
+   * The attempt pauses after its claim and before the bank (a GC pause, an overloaded host), for this long.
+   * Past the claim's lease, another attempt may take the claim over: the fence must stop this one.
+   */
+  stallBeforeBankMs: z.number().int().min(0).max(60_000),
+  /**
+   * The merchant's call times out before the bank charges, and the charge lands this many ms later, as a
+   * real processor may still execute a request its caller gave up on. At most the settlement window.
+   */
+  bankLateChargeMs: z.number().int().min(0).max(BANK_SETTLEMENT_WINDOW_MS),
+  /** The merchant's process dies holding its claims, before the bank is called: nothing charged. */
+  crashBeforeCharge: z.boolean(),
   /** The "send receipt" consumer dies after sending a receipt and before acknowledging the message. */
   receiptCrashBeforeAck: z.boolean(),
 });
@@ -39,30 +58,47 @@ export const GatewaySchema = z.strictObject({
   retries: z.number().int().min(0).max(3),
 });
 
-export const LabSettingsSchema = z.strictObject({ layers: LayersSchema, faults: FaultsSchema, gateway: GatewaySchema });
+/** Claims (the request key, the order's PROCESSING state, the dedup row): how long one lives unrenewed. */
+export const ClaimsSchema = z.strictObject({
+  /** After this long without a renewal, a claim counts as abandoned and another attempt may take it over. */
+  leaseMs: z.number().int().min(100).max(600_000),
+});
+
+export const LabSettingsSchema = z.strictObject({
+  layers: LayersSchema,
+  faults: FaultsSchema,
+  claims: ClaimsSchema,
+  gateway: GatewaySchema,
+});
 export type LabSettings = z.infer<typeof LabSettingsSchema>;
 export type Layers = z.infer<typeof LayersSchema>;
 export type Faults = z.infer<typeof FaultsSchema>;
+export type ClaimSettings = z.infer<typeof ClaimsSchema>;
 export type GatewaySettings = z.infer<typeof GatewaySchema>;
 
 /** A partial change: what PUT /api/lab/config and an order's own `lab` carry. */
 export const LabSettingsPatchSchema = z.strictObject({
   layers: LayersSchema.partial().optional(),
   faults: FaultsSchema.partial().optional(),
+  claims: ClaimsSchema.partial().optional(),
   gateway: GatewaySchema.partial().optional(),
 });
 export type LabSettingsPatch = z.infer<typeof LabSettingsPatchSchema>;
 
-/** All layers on, no faults: what `POST /api/lab/reset` restores. */
+/** All layers on, no faults, the default lease: what `POST /api/lab/reset` restores. */
 export const DEFAULT_LAB_SETTINGS: LabSettings = {
-  layers: { pendingUi: true, token: true, requestKey: true, stateMachine: true, uniqueConstraint: true },
+  layers: { pendingUi: true, token: true, requestKey: true, stateMachine: true, uniqueConstraint: true, bankKey: true },
   faults: {
     bankLatencyMs: 0,
     bankFailure: 'none',
     bankTimeoutAfterCharge: false,
     crashAfterCharge: false,
     receiptCrashBeforeAck: false,
+    stallBeforeBankMs: 0,
+    bankLateChargeMs: 0,
+    crashBeforeCharge: false,
   },
+  claims: { leaseMs: DEFAULT_LEASE_MS },
   gateway: { timeoutMs: 2_000, retries: 1 },
 };
 
@@ -73,6 +109,7 @@ export const ALL_LAYERS_OFF: Layers = {
   requestKey: false,
   stateMachine: false,
   uniqueConstraint: false,
+  bankKey: false,
 };
 
 /** These layers on, every other one off: "layer X alone". */
@@ -85,17 +122,18 @@ export function mergeLabSettings(base: LabSettings, patch: LabSettingsPatch | nu
   return {
     layers: { ...base.layers, ...patch.layers },
     faults: { ...base.faults, ...patch.faults },
+    claims: { ...base.claims, ...patch.claims },
     gateway: { ...base.gateway, ...patch.gateway },
   };
 }
 
 /** Reads stored settings leniently: whatever is missing or malformed falls back to the defaults. */
-export function parseStoredLabSettings(raw: string | null): LabSettings {
-  if (!raw) return DEFAULT_LAB_SETTINGS;
+export function parseStoredLabSettings(raw: string | null, defaults: LabSettings = DEFAULT_LAB_SETTINGS): LabSettings {
+  if (!raw) return defaults;
   try {
     const patch = LabSettingsPatchSchema.safeParse(JSON.parse(raw));
-    return patch.success ? mergeLabSettings(DEFAULT_LAB_SETTINGS, patch.data) : DEFAULT_LAB_SETTINGS;
+    return patch.success ? mergeLabSettings(defaults, patch.data) : defaults;
   } catch {
-    return DEFAULT_LAB_SETTINGS;
+    return defaults;
   }
 }

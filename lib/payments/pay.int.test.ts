@@ -240,7 +240,7 @@ describe('fencing: an attempt that stalls past its lease', () => {
     // The first attempt claims the order, then stalls (a long pause) before calling the bank.
     const stalled = pay(
       { orderNo, caller: newSession(), channel: 'browser' },
-      testPayOptions({ leaseMs, beforeBank: () => sleep(1_000) }),
+      testPayOptions({ leaseMs, at: async (point) => (point === 'pay.beforeBank' ? sleep(1_000) : undefined) }),
     );
     await sleep(500); // its claim is older than the lease now: abandoned, as far as anyone can tell
     const second = await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions({ leaseMs }));

@@ -24,13 +24,14 @@ import {
 import { fingerprintOf, requestKeyName } from '../defences/request-key-record.ts';
 import { env } from '../env.ts';
 import { instanceName, newAttemptId } from '../instance.ts';
-import type { LabSettings, Layer } from '../lab/settings.ts';
+import type { Faults, LabSettings, Layer } from '../lab/settings.ts';
 import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
 import { type Lane, startLane } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
 import type { CallerScope } from '../session.ts';
 import { BankDeclinedError, BankTimeoutError, BankUnavailableError, chargeCard, listCharges } from './bank.ts';
 import { outcomeFromCharge, outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
+import type { RaceHook } from './race-points.ts';
 import { reconcileOrder } from './reconcile.ts';
 import { recordOutcome } from './record-outcome.ts';
 
@@ -80,8 +81,12 @@ export type PayOptions = {
   /** The lab's "crash after charge" fault: by default the process dies on the spot (SIGKILL). */
   crash: () => never;
   publish?: (events: TimelineEvent[]) => void;
-  /** Tests only: runs just before the bank is called (to stall an attempt past its lease). */
-  beforeBank?: () => Promise<void>;
+  /** The clock leases and the bank's statement are judged by (the race explorer's is virtual). */
+  now: () => number;
+  /** Tests only: waits at the pipeline's named points (the race explorer's scheduler). */
+  at?: RaceHook;
+  /** Tests only: this attempt's own faults, over the order's (one attempt crashes, its retry does not). */
+  faults?: Partial<Faults>;
 };
 
 export function defaultPayOptions(): PayOptions {
@@ -92,6 +97,7 @@ export function defaultPayOptions(): PayOptions {
       process.kill(process.pid, 'SIGKILL');
       throw new Error('unreachable: the process was killed');
     },
+    now: Date.now,
   };
 }
 
@@ -121,7 +127,9 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
     getLabSettings(),
   ]);
   if (!order) return { kind: 'order_not_found' };
-  const { layers, faults } = settingsForOrder(globalSettings, order.lab);
+  const settings = settingsForOrder(globalSettings, order.lab);
+  const { layers } = settings;
+  const faults = { ...settings.faults, ...options.faults };
   const amountCents = order.amountCents;
   const attemptId = newAttemptId();
   lane.mark('request', 'received', `${request.channel} request for ${amountCents} cents`);
@@ -142,6 +150,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
     }
   }
 
+  await options.at?.('pay.claim');
   // 2. Request key: the business identity of the intent, scoped to the caller.
   let key: { name: string; fingerprint: string } | undefined;
   if (!layers.requestKey) {
@@ -192,7 +201,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         return { kind: 'mismatch' };
       case 'unknown': {
         // The first request's bank call timed out. Ask the bank (through the reconciler), not a guess.
-        const settled = await reconcileOrder(orderNo, { leaseMs: options.leaseMs });
+        const settled = await reconcileOrder(orderNo, { leaseMs: options.leaseMs, now: options.now, at: options.at });
         if (settled.kind === 'settled') {
           await completeRequestKey(
             name,
@@ -205,7 +214,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         }
         // Nothing for the reconciler to settle ('idle': another reconciler run already released the claim,
         // or layers 3-4 are off and there was none): the key is the last claim left, so ask the bank here.
-        const charge = settled.kind === 'idle' ? (await listCharges(orderNo))[0] : undefined;
+        const charge = settled.kind === 'idle' ? (await listCharges(orderNo, options.now))[0] : undefined;
         if (charge) {
           const outcome = outcomeFromCharge(orderNo, charge);
           await completeRequestKey(name, decision.owner, { fingerprint, outcome }, options.resultTtlSeconds);
@@ -237,7 +246,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
 
   // 3 + 4. Claim the order in one transaction: the state machine's conditional update and the dedup row.
   let claim: Result | undefined;
-  const claimedAt = performance.now();
+  const claimedAt = options.now();
   try {
     claim = await claimInDatabase(orderNo, attemptId, layers, options, lane);
   } catch (error) {
@@ -262,8 +271,14 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   // Fencing: a claim counts as abandoned once it is older than the lease, and the reconciler may then
   // release it and let another attempt pay. An attempt that stalled that long (a pause, an overloaded
   // host) checks that its claim is still its own before it touches the bank; a fresh one cannot have lost it.
-  await options.beforeBank?.();
-  if (performance.now() - claimedAt > options.leaseMs / 2 && !(await stillHoldsClaim(orderNo, attemptId, layers))) {
+  // The lab's faults between the claim and the bank: a pause (a GC pause, an overloaded host), or a crash.
+  if (faults.stallBeforeBankMs > 0) await new Promise((resolve) => setTimeout(resolve, faults.stallBeforeBankMs));
+  if (faults.crashBeforeCharge) options.crash();
+  await options.at?.('pay.beforeBank');
+  if (
+    options.now() - claimedAt > options.leaseMs / 2 &&
+    !(await stillHoldsClaim(orderNo, attemptId, layers, options.now))
+  ) {
     lane.mark('stateMachine', 'lost', 'this attempt stalled past its lease and another one took over');
     await releaseKey();
     return {
@@ -277,7 +292,8 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   if (faults.bankLatencyMs > 0) lane.flush(); // the lab shows this request waiting at a slow bank
   let outcome: PaymentOutcome;
   try {
-    const charge = await chargeCard({ merchantRef: orderNo, amountCents }, faults);
+    await options.at?.('pay.bank');
+    const charge = await chargeCard({ merchantRef: orderNo, amountCents }, faults, options.now);
     lane.mark('bank', 'charged', `charge ${charge.id}`);
     outcome = outcomeFromCharge(orderNo, charge);
   } catch (error) {
@@ -301,6 +317,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
 
   // The lab's "crash after charge": the process dies here, having charged the card and recorded nothing.
   if (faults.crashAfterCharge) options.crash();
+  await options.at?.('pay.afterBank');
 
   // 6. Record the outcome. A failure here happens after the money moved: never release anything. The
   // reconciler settles the order from the bank; the customer still gets the outcome we know.
@@ -346,9 +363,10 @@ async function claimInDatabase(
       const db = getDb();
       if (layers.stateMachine && layers.uniqueConstraint) {
         // Both in one statement: the claim and the dedup row commit together, or neither does.
-        if (!(await claimOrderWithDedupRow(db, orderNo, attemptId))) throw new OrderAlreadyClaimed();
+        if (!(await claimOrderWithDedupRow(db, orderNo, attemptId, new Date(options.now()))))
+          throw new OrderAlreadyClaimed();
       } else if (layers.stateMachine) {
-        if (!(await claimOrder(db, orderNo, attemptId))) throw new OrderAlreadyClaimed();
+        if (!(await claimOrder(db, orderNo, attemptId, new Date(options.now())))) throw new OrderAlreadyClaimed();
       } else {
         await insertDedupRecord(db, 'PAYMENT', orderNo, attemptId);
       }
@@ -407,7 +425,7 @@ async function answerDuplicate(
       : await readDedupRecord(db, 'PAYMENT', orderNo).then((row) => parseOutcome(row?.outcome));
   if (stored) return { kind: 'settled', outcome: stored, detail: `already ${stored.status}` };
   // No outcome yet: the first request is running, or died. Only a stale claim is touched.
-  const reconciled = await reconcileOrder(orderNo, { leaseMs: options.leaseMs });
+  const reconciled = await reconcileOrder(orderNo, { leaseMs: options.leaseMs, now: options.now, at: options.at });
   if (reconciled.kind === 'settled') {
     return {
       kind: 'settled',
@@ -420,12 +438,17 @@ async function answerDuplicate(
 }
 
 /** Whether this attempt still holds its database claim (and, for layer 3, renews it). */
-async function stillHoldsClaim(orderNo: string, attemptId: string, layers: LabSettings['layers']): Promise<boolean> {
+async function stillHoldsClaim(
+  orderNo: string,
+  attemptId: string,
+  layers: LabSettings['layers'],
+  now: () => number,
+): Promise<boolean> {
   const db = getDb();
   if (layers.stateMachine) {
     const { count } = await db.order.updateMany({
       where: { orderNo, attemptId, status: 'PROCESSING' },
-      data: { claimedAt: new Date() },
+      data: { claimedAt: new Date(now()) },
     });
     return count === 1;
   }

@@ -14,6 +14,7 @@ import { bootPrefix, instanceName } from '../instance.ts';
 import { startLane } from '../lab/timeline.ts';
 import { listCharges } from './bank.ts';
 import { outcomeFromCharge, outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
+import type { RaceHook } from './race-points.ts';
 
 export type Reconciled =
   /** The order has a final outcome (found now or already recorded). */
@@ -42,15 +43,17 @@ const SELECT = {
  */
 export async function reconcileOrder(
   orderNo: string,
-  options: { leaseMs?: number; deadAttempt?: (attemptId: string) => boolean } = {},
+  options: { leaseMs?: number; deadAttempt?: (attemptId: string) => boolean; now?: () => number; at?: RaceHook } = {},
 ): Promise<Reconciled> {
   const leaseMs = options.leaseMs ?? env().REQUEST_KEY_LEASE_MS;
+  const now = options.now ?? Date.now;
   const db = getDb();
   const [order, record] = await Promise.all([
     db.order.findUnique({ where: { orderNo }, select: SELECT }),
     readDedupRecord(db, 'PAYMENT', orderNo),
   ]);
   if (!order) return { kind: 'idle' };
+  await options.at?.('reconcile.read');
 
   const recorded = outcomeFromOrder(order) ?? parseOutcome(record?.outcome);
   if (recorded) {
@@ -59,7 +62,7 @@ export async function reconcileOrder(
     return { kind: 'settled', outcome: recorded };
   }
 
-  const staleBefore = Date.now() - leaseMs;
+  const staleBefore = now() - leaseMs;
   const deadClaim =
     order.status === 'UNKNOWN' ||
     (order.status === 'PROCESSING' &&
@@ -71,7 +74,9 @@ export async function reconcileOrder(
   if (!deadClaim && !deadRow) return record ? { kind: 'running' } : { kind: 'idle' };
 
   const lane = startLane({ orderNo, channel: 'reconciler', instance: instanceName() });
-  const [charge] = await listCharges(orderNo);
+  await options.at?.('reconcile.bank');
+  const [charge] = await listCharges(orderNo, now);
+  await options.at?.('reconcile.write');
   if (charge) {
     const outcome = outcomeFromCharge(orderNo, charge);
     await db.$transaction(async (tx) => {
