@@ -11,6 +11,9 @@ export type Faults = Partial<{
   bankTimeoutAfterCharge: boolean;
   crashAfterCharge: boolean;
   receiptCrashBeforeAck: boolean;
+  stallBeforeBankMs: number;
+  bankLateChargeMs: number;
+  crashBeforeCharge: boolean;
 }>;
 
 export { ALL_LAYERS_OFF as ALL_OFF, ALL_LAYERS_ON as ALL_ON } from '../lib/lab/settings';
@@ -20,11 +23,14 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 })
 /** Creates an order through the public API, with its own lab settings. */
 export async function createOrder(
   request: APIRequestContext,
-  lab: { layers: Layers; faults?: Faults },
+  lab: { layers: Layers; faults?: Faults; claims?: { leaseMs: number } },
   amountCents = 4_200,
 ): Promise<string> {
   const response = await request.post('/api/orders', {
-    data: { amountCents, lab: { layers: lab.layers, faults: lab.faults ?? {} } },
+    data: {
+      amountCents,
+      lab: { layers: lab.layers, faults: lab.faults ?? {}, ...(lab.claims ? { claims: lab.claims } : {}) },
+    },
   });
   expect(response.status()).toBe(201);
   return ((await response.json()) as { orderNo: string }).orderNo;

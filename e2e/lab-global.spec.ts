@@ -68,6 +68,7 @@ test('GET /api/lab/config returns the whole; PUT merges a partial change', async
     requestKey: true,
     stateMachine: true,
     uniqueConstraint: true,
+    bankKey: true,
   });
   expect(body.faults).toEqual({
     bankLatencyMs: 0,
@@ -75,7 +76,11 @@ test('GET /api/lab/config returns the whole; PUT merges a partial change', async
     bankTimeoutAfterCharge: false,
     crashAfterCharge: false,
     receiptCrashBeforeAck: false,
+    stallBeforeBankMs: 0,
+    bankLateChargeMs: 0,
+    crashBeforeCharge: false,
   });
+  expect(body.claims).toEqual({ leaseMs: 30_000 });
   expect(body.gateway).toEqual({ timeoutMs: 2000, retries: 1 });
   const bad = await request.put('/api/lab/config', { data: { layers: { token: 'no' } } });
   expect(bad.status()).toBe(400);

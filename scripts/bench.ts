@@ -26,7 +26,14 @@ const log = (line: string) => console.log(`[bench] ${line}`);
 
 type Load = { requestsPerSecond: number; p50: number; p99: number; errors: number; non2xx: number; total: number };
 
-const ALL_OFF = { pendingUi: false, token: false, requestKey: false, stateMachine: false, uniqueConstraint: false };
+const ALL_OFF = {
+  pendingUi: false,
+  token: false,
+  requestKey: false,
+  stateMachine: false,
+  uniqueConstraint: false,
+  bankKey: false,
+};
 
 function orderNo(): string {
   const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -164,7 +171,11 @@ async function peerBenchmark(redisUrl: string) {
   const tag = randomBytes(4).toString('hex');
 
   const ours = async (key: string, work: () => Promise<unknown>) => {
-    const decision = await claimRequestKey(`idem:peer:${key}`, { owner: key, fingerprint: 'f' }, 30_000);
+    const decision = await claimRequestKey(
+      `idem:peer:${key}`,
+      { owner: key, fingerprint: 'f' },
+      { now: Date.now(), leaseMs: 30_000, ttlSeconds: 86_400 },
+    );
     if (decision.kind !== 'claimed') return decision;
     const outcome = await work();
     await completeRequestKey(`idem:peer:${key}`, key, { fingerprint: 'f', outcome }, 86_400);

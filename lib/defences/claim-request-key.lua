@@ -1,11 +1,22 @@
--- Layer 2: claim a request key (SET NX PX), or read what is already there.
+-- Layer 2: claim a request key, or read what is already there.
 -- KEYS[1]  idem:{caller}:{key}
--- ARGV[1]  the "processing" record to store: JSON carrying this attempt's owner id and the fingerprint
--- ARGV[2]  the processing lease in milliseconds (short: a crashed owner must not block retries for long)
--- Returns  nil when this request now owns the key; otherwise the record already stored (processing,
---          unknown or done), which the caller turns into "in progress", a replay or a mismatch.
+-- ARGV[1]  the "processing" record to store: JSON carrying this attempt's owner id, the fingerprint and
+--          the time of the claim (its lease is judged from it; the record itself lives as long as ARGV[2])
+-- ARGV[2]  how long the record lives, in milliseconds (the outcome's retention: a claim whose holder died
+--          must still be there when a retry comes, so that the retry asks the bank before it pays again)
+-- Returns  the claim's fencing token (an integer) when this request now owns the key; otherwise the record
+--          already stored (processing, unknown or done), which the caller turns into "in progress", a
+--          takeover, a replay or a mismatch.
 -- One script, one round trip: the claim and the read of the first request's record cannot interleave.
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return nil
+-- The token is Redis's own clock in milliseconds: it keeps rising across claims of the key, even after
+-- the key was released or expired, as long as that clock does not go back.
+local current = redis.call('GET', KEYS[1])
+if current then
+  return current
 end
-return redis.call('GET', KEYS[1])
+local time = redis.call('TIME')
+local fence = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local record = cjson.decode(ARGV[1])
+record.fence = fence
+redis.call('SET', KEYS[1], cjson.encode(record), 'PX', ARGV[2])
+return fence

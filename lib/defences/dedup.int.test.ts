@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { getDb } from '../db.ts';
+import { createOrder } from '../payments/orders.ts';
 import {
   DuplicateRecordError,
   deleteSettledDedupRecords,
   insertDedupRecord,
+  insertPaymentDedupRow,
   isUniqueViolation,
   readDedupRecord,
-  releaseDedupRecord,
 } from './dedup.ts';
 
 describe('the dedup table (real PostgreSQL)', () => {
@@ -24,13 +25,15 @@ describe('the dedup table (real PostgreSQL)', () => {
     await insertDedupRecord(getDb(), 'RECEIPT', bizNo, 'first');
   });
 
-  it('lets only the owner release a row, and never a row with an outcome', async () => {
-    const bizNo = `ord_${randomBytes(8).toString('hex')}`;
-    await insertDedupRecord(getDb(), 'PAYMENT', bizNo, 'owner-a');
-    await releaseDedupRecord(getDb(), 'PAYMENT', bizNo, 'zombie');
-    expect(await readDedupRecord(getDb(), 'PAYMENT', bizNo)).not.toBeNull();
-    await releaseDedupRecord(getDb(), 'PAYMENT', bizNo, 'owner-a');
-    expect(await readDedupRecord(getDb(), 'PAYMENT', bizNo)).toBeNull();
+  it('gives a payment row the order’s next fencing token, which keeps rising across rows deleted', async () => {
+    const { orderNo } = await createOrder({});
+    const now = new Date();
+    expect(await insertPaymentDedupRow(getDb(), orderNo, 'first', now)).toBe(1);
+    await expect(insertPaymentDedupRow(getDb(), orderNo, 'second', now)).rejects.toBeInstanceOf(DuplicateRecordError);
+    // The refused insert's raise of the generation was rolled back with it.
+    expect((await getDb().order.findUniqueOrThrow({ where: { orderNo } })).fence).toBe(1);
+    await getDb().idempotentRecord.deleteMany({ where: { bizType: 'PAYMENT', bizNo: orderNo } });
+    expect(await insertPaymentDedupRow(getDb(), orderNo, 'third', now)).toBe(2);
   });
 
   it('cleans up settled rows past the retention window, and only those', async () => {

@@ -33,6 +33,27 @@ export function isUniqueViolation(error: unknown): boolean {
   return error.code === 'P2010' && cause?.kind === 'UniqueConstraintViolation';
 }
 
+/**
+ * A payment's dedup row, as layer 4's claim on the order: its fencing token is the order's next generation
+ * (raised in the same statement, so it keeps rising across rows deleted and inserted again). Returns the
+ * token; throws DuplicateRecordError when the unique key refused the row (the statement is rolled back).
+ */
+export async function insertPaymentDedupRow(tx: Tx, orderNo: string, owner: string, now: Date): Promise<number> {
+  try {
+    const [row] = await tx.$queryRaw<Array<{ fence: number }>>`
+      WITH generation AS (UPDATE orders SET fence = fence + 1 WHERE order_no = ${orderNo} RETURNING fence)
+      INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, claimed_at)
+      SELECT 'PAYMENT', ${orderNo}, ${owner}, fence, ${now} FROM generation
+      RETURNING fence`;
+    if (!row) throw new Error(`no order ${orderNo}`);
+    return row.fence;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new DuplicateRecordError('PAYMENT', orderNo);
+    throw error;
+  }
+}
+
+/** A dedup row for another business type (RECEIPT): the unique key alone, no claim to fence. */
 export async function insertDedupRecord(tx: Tx, bizType: BizType, bizNo: string, owner: string): Promise<void> {
   try {
     await tx.idempotentRecord.create({ data: { bizType, bizNo, owner }, select: { id: true } });
@@ -40,24 +61,6 @@ export async function insertDedupRecord(tx: Tx, bizType: BizType, bizNo: string,
     if (isUniqueViolation(error)) throw new DuplicateRecordError(bizType, bizNo);
     throw error;
   }
-}
-
-/** Stores the final outcome on the row, once. */
-export async function storeDedupOutcome(
-  tx: Tx,
-  bizType: BizType,
-  bizNo: string,
-  outcome: Prisma.InputJsonValue,
-): Promise<void> {
-  await tx.idempotentRecord.updateMany({
-    where: { bizType, bizNo, outcome: { equals: Prisma.AnyNull } },
-    data: { outcome },
-  });
-}
-
-/** Deletes the row of an attempt that failed before any money moved, if it is still that attempt's. */
-export async function releaseDedupRecord(tx: Tx, bizType: BizType, bizNo: string, owner: string): Promise<void> {
-  await tx.idempotentRecord.deleteMany({ where: { bizType, bizNo, owner, outcome: { equals: Prisma.AnyNull } } });
 }
 
 export async function readDedupRecord(tx: Tx, bizType: BizType, bizNo: string) {

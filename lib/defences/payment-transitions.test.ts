@@ -14,6 +14,8 @@ const EVENTS: PaymentEvent[] = [
   'declined',
   'failedBeforeCharge',
   'timedOut',
+  'takenOver',
+  'resumed',
   'reconciledCharged',
   'reconciledNoCharge',
 ];
@@ -47,8 +49,15 @@ describe('payment transitions', () => {
     expect(nextStatus('UNKNOWN', 'reconciledNoCharge')).toBe('PENDING');
     expect(nextStatus('UNKNOWN', 'declined')).toBeUndefined();
     expect(nextStatus('UNKNOWN', 'failedBeforeCharge')).toBeUndefined();
+    expect(nextStatus('UNKNOWN', 'charged')).toBeUndefined();
     // A charge made while layer 3 was off is still found and recorded.
     expect(nextStatus('PENDING', 'reconciledCharged')).toBe('PAID');
+  });
+
+  it('releases a claim only after taking it over: a live PROCESSING claim is never released by another', () => {
+    expect(statusesAllowing('reconciledNoCharge')).toEqual(['UNKNOWN']);
+    expect(statusesAllowing('takenOver')).toEqual(['PROCESSING', 'UNKNOWN']);
+    expect(statusesAllowing('resumed')).toEqual(['UNKNOWN']);
   });
 
   it('gives each event one target', () => {

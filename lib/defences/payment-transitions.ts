@@ -1,7 +1,8 @@
-// Layer 3's transition table, pure. A payment's status moves forward only; the one step back is the
-// release (PROCESSING → PENDING), which undoes a claim under which no money moved, so that the customer
-// may try again. PAID and DECLINED are final. Every database update is conditional on a status this
-// table allows (`WHERE status IN (...)`), so two requests can never both make the same move.
+// Layer 3's transition table, pure. A payment's status moves forward only; the steps back are releases
+// (to PENDING), which undo a claim under which no money moved, so that the customer may try again, and the
+// resumption of a claim taken over (UNKNOWN → PROCESSING) once the bank has said nothing can land. PAID
+// and DECLINED are final. Every database update is conditional on a status this table allows
+// (`WHERE status IN (...)`) and on the claim's holder and fence, so two requests can never both make a move.
 export const PAYMENT_STATUSES = ['PENDING', 'PROCESSING', 'PAID', 'DECLINED', 'UNKNOWN'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
@@ -16,9 +17,13 @@ export type PaymentEvent =
   | 'failedBeforeCharge'
   /** The bank did not answer: the outcome is unknown. */
   | 'timedOut'
+  /** A dead claim is taken over (by the reconciler, or a duplicate) before the bank is asked: in doubt. */
+  | 'takenOver'
+  /** The bank has no charge and none can land: the taker, a paying duplicate, goes on to pay. */
+  | 'resumed'
   /** Reconciliation asked the bank and found the charge. */
   | 'reconciledCharged'
-  /** Reconciliation asked the bank and found no charge: nothing moved, the claim is released. */
+  /** Reconciliation asked the bank and found no charge, finally: nothing moved, the claim is released. */
   | 'reconciledNoCharge';
 
 const TRANSITIONS: Record<PaymentStatus, Partial<Record<PaymentEvent, PaymentStatus>>> = {
@@ -29,10 +34,11 @@ const TRANSITIONS: Record<PaymentStatus, Partial<Record<PaymentEvent, PaymentSta
     declined: 'DECLINED',
     failedBeforeCharge: 'PENDING',
     timedOut: 'UNKNOWN',
-    reconciledCharged: 'PAID',
-    reconciledNoCharge: 'PENDING',
+    takenOver: 'UNKNOWN',
   },
-  UNKNOWN: { charged: 'PAID', reconciledCharged: 'PAID', reconciledNoCharge: 'PENDING' },
+  // Only a claim taken over (held by the reconciler or a duplicate) leaves UNKNOWN, and only by the bank's
+  // answer: a charge found, no charge that can still land, or (a paying duplicate) on to the bank again.
+  UNKNOWN: { takenOver: 'UNKNOWN', resumed: 'PROCESSING', reconciledCharged: 'PAID', reconciledNoCharge: 'PENDING' },
   PAID: {},
   DECLINED: {},
 };

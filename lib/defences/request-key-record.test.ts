@@ -22,35 +22,53 @@ describe('request key records', () => {
     expect(requestKeyName('s.abc', 'k1')).not.toBe(requestKeyName('c.abc', 'k1'));
   });
 
+  const context = { now: 10_000, leaseMs: 1_000 };
+  const processing = (since: number) =>
+    decodeRecord(encodeRecord({ state: 'processing', owner: 'a', fingerprint, since, fence: 7 }));
+
   it('replays a finished outcome, waits for a running one, and refuses a different payload', () => {
     const outcome = { status: 'PAID' };
-    expect(decideOnExisting({ state: 'done', owner: 'a', fingerprint, outcome }, fingerprint)).toEqual({
+    expect(decideOnExisting({ state: 'done', owner: 'a', fingerprint, outcome }, fingerprint, context)).toEqual({
       kind: 'replay',
       outcome,
     });
-    expect(decideOnExisting({ state: 'processing', owner: 'a', fingerprint, since: 5 }, fingerprint)).toEqual({
-      kind: 'in_progress',
-      since: 5,
-      owner: 'a',
+    expect(decideOnExisting(processing(9_500), fingerprint, context)).toEqual({ kind: 'in_progress', owner: 'a' });
+    expect(
+      decideOnExisting({ state: 'done', owner: 'a', fingerprint: 'other', outcome }, fingerprint, context),
+    ).toEqual({ kind: 'mismatch' });
+  });
+
+  it('hands over a claim past its lease, or an unknown outcome nobody holds, with what a takeover compares', () => {
+    expect(decideOnExisting(processing(8_999), fingerprint, context)).toEqual({
+      kind: 'abandoned',
+      claim: { holder: 'a', fence: 7, claimedAt: 8_999, unknownSince: null, unknown: false },
     });
-    expect(decideOnExisting({ state: 'unknown', owner: 'a', fingerprint, since: 5 }, fingerprint)).toEqual({
-      kind: 'unknown',
-      owner: 'a',
-    });
-    expect(decideOnExisting({ state: 'done', owner: 'a', fingerprint: 'other', outcome }, fingerprint)).toEqual({
-      kind: 'mismatch',
+    const unknown = decodeRecord(
+      encodeRecord({ state: 'unknown', owner: null, fingerprint, since: 9_900, fence: 8, unknownSince: 9_900 }),
+    );
+    expect(decideOnExisting(unknown, fingerprint, context)).toEqual({
+      kind: 'abandoned',
+      claim: { holder: null, fence: 8, claimedAt: 9_900, unknownSince: 9_900, unknown: true },
     });
   });
 
   it('treats an unreadable record as a running claim (refusing is safe, proceeding is not)', () => {
     expect(decodeRecord('{"state":"weird"}')).toBeUndefined();
     expect(decodeRecord('not json')).toBeUndefined();
-    expect(decideOnExisting(undefined, fingerprint).kind).toBe('in_progress');
+    expect(decideOnExisting(undefined, fingerprint, context).kind).toBe('in_progress');
   });
 
-  it('round-trips a record', () => {
-    const record = { state: 'processing', owner: 'a.b.c', fingerprint, since: 1 } as const;
+  it('round-trips a record; one written before fencing reads as fence 0', () => {
+    const record = {
+      state: 'processing',
+      owner: 'a.b.c',
+      fingerprint,
+      since: 1,
+      fence: 3,
+      unknownSince: null,
+    } as const;
     expect(decodeRecord(encodeRecord(record))).toEqual(record);
+    expect(decodeRecord('{"state":"processing","owner":"o","fingerprint":"f","since":1}')).toMatchObject({ fence: 0 });
   });
 
   it('accepts Idempotency-Key values as Stripe does', () => {

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { CallerScope } from '../session.ts';
+import { type ClaimState, judgeClaim } from './fencing.ts';
 
 /**
  * The Idempotency-Key header: 1-255 visible ASCII characters, as Stripe accepts. The key names the
@@ -32,18 +33,29 @@ export function fingerprintOf(payload: Record<string, string | number>): string 
   return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
 }
 
+// A claim carries its fencing token (`fence`, given by Redis when the key is claimed or taken over), when it
+// was taken or last renewed (`since`), and since when its outcome is in doubt (`unknownSince`).
+const claim = {
+  fingerprint: z.string(),
+  since: z.number(),
+  fence: z.number().default(0),
+  unknownSince: z.number().nullable().default(null),
+};
 const RecordSchema = z.discriminatedUnion('state', [
-  z.object({ state: z.literal('processing'), owner: z.string(), fingerprint: z.string(), since: z.number() }),
-  z.object({ state: z.literal('unknown'), owner: z.string(), fingerprint: z.string(), since: z.number() }),
+  z.object({ state: z.literal('processing'), owner: z.string(), ...claim }),
+  /** The outcome is unknown; `owner` null once nobody holds the claim (a retry may take it over at once). */
+  z.object({ state: z.literal('unknown'), owner: z.string().nullable(), ...claim }),
   z.object({ state: z.literal('done'), owner: z.string(), fingerprint: z.string(), outcome: z.unknown() }),
 ]);
-export type RequestKeyRecord = z.infer<typeof RecordSchema>;
+export type RequestKeyRecord = z.input<typeof RecordSchema>;
+type StoredRecord = z.output<typeof RecordSchema>;
+type ClaimRecord = Exclude<StoredRecord, { state: 'done' }>;
 
 export function encodeRecord(record: RequestKeyRecord): string {
   return JSON.stringify(record);
 }
 
-export function decodeRecord(raw: string): RequestKeyRecord | undefined {
+export function decodeRecord(raw: string): StoredRecord | undefined {
   try {
     const parsed = RecordSchema.safeParse(JSON.parse(raw));
     return parsed.success ? parsed.data : undefined;
@@ -53,28 +65,46 @@ export function decodeRecord(raw: string): RequestKeyRecord | undefined {
 }
 
 export type ClaimDecision =
-  /** This request owns the key now and must finish the work. */
-  | { kind: 'claimed' }
+  /** This request owns the key now (under this fencing token) and must finish the work. */
+  | { kind: 'claimed'; fence: number }
   /** The first request finished: answer with its outcome (result idempotency, the second detail). */
   | { kind: 'replay'; outcome: unknown }
-  /** The first request is still running. */
-  | { kind: 'in_progress'; since: number; owner?: string }
-  /** The first request's bank call timed out: only reconciliation knows the outcome. */
-  | { kind: 'unknown'; owner: string }
+  /** The first request is still running (it holds the key within its lease). */
+  | { kind: 'in_progress'; owner?: string }
+  /**
+   * The claim is abandoned: its holder stalled or died past its lease, or its bank call timed out and the
+   * outcome is unknown. The caller may take it over (a compare-and-set on exactly this claim).
+   */
+  | { kind: 'abandoned'; claim: RequestKeyClaim }
   /** The same key was sent with a different payload. */
   | { kind: 'mismatch' };
 
+/** A claim on a key, as the recovery path judges and takes it over. */
+export type RequestKeyClaim = ClaimState & { unknown: boolean };
+
+export function claimOf(record: ClaimRecord): RequestKeyClaim {
+  return {
+    holder: record.owner,
+    fence: record.fence,
+    claimedAt: record.since,
+    unknownSince: record.unknownSince,
+    unknown: record.state === 'unknown',
+  };
+}
+
 /** What a request should do, given the record that was already stored under its key. */
-export function decideOnExisting(existing: RequestKeyRecord | undefined, fingerprint: string): ClaimDecision {
+export function decideOnExisting(
+  existing: StoredRecord | undefined,
+  fingerprint: string,
+  context: { now: number; leaseMs: number },
+): ClaimDecision {
   // A record we cannot read is treated as a running claim: refusing is safe, proceeding is not.
-  if (!existing) return { kind: 'in_progress', since: Date.now() };
+  if (!existing) return { kind: 'in_progress' };
   if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
-  switch (existing.state) {
-    case 'done':
-      return { kind: 'replay', outcome: existing.outcome };
-    case 'unknown':
-      return { kind: 'unknown', owner: existing.owner };
-    case 'processing':
-      return { kind: 'in_progress', since: existing.since, owner: existing.owner };
-  }
+  if (existing.state === 'done') return { kind: 'replay', outcome: existing.outcome };
+  const claim = claimOf(existing);
+  // An unknown outcome nobody holds is abandoned at once; a held claim only once its lease has run out.
+  const liveness = judgeClaim(claim, context);
+  if (liveness.kind === 'dead') return { kind: 'abandoned', claim };
+  return { kind: 'in_progress', owner: liveness.holder };
 }

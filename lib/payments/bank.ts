@@ -3,14 +3,27 @@ import 'server-only';
 // that does not deduplicate, and records each charge in its own ledger (bank_charges: the customer's
 // card statement). Its faults are those of a real network, which does not die with the merchant: the
 // charge is recorded first and the latency falls after it, so a merchant killed during a slow payment
-// leaves a charge it never heard of. Only lib/payments talks to it.
+// leaves a charge it never heard of; and a request the merchant gave up on may still be charged later.
+// Only lib/payments talks to it.
+//
+// Two things a caller may send with a charge, and what the bank does with them:
+//   - an idempotency key (layer 5, what Stripe offers): one charge per key; a later request with the key
+//     gets that charge back instead of a new one;
+//   - a fencing token (Kleppmann's fenced resource): the highest token the bank has been shown for a lock
+//     (the order's claim, or a request key's) is remembered, and a charge carrying a lower one is refused.
+//     No card network takes fencing tokens; this one does so that layers 2-4 can be shown correct on their
+//     own. In production, the bank's idempotency key does this job (docs/decisions/012-fenced-recovery.md).
 import { randomBytes } from 'node:crypto';
 import { getDb } from '../db.ts';
-import type { Faults } from '../lab/settings.ts';
+import { Prisma } from '../generated/prisma/client.ts';
+import { BANK_SETTLEMENT_WINDOW_MS, type Faults } from '../lab/settings.ts';
 
-export { BANK_SETTLEMENT_WINDOW_MS } from '../lab/settings.ts';
+export { BANK_SETTLEMENT_WINDOW_MS };
 
 export type Charge = { id: string; amountCents: number; createdAt: Date };
+
+/** A fencing token: `token` is the generation of the claim named `lock`. */
+export type Fence = { lock: string; token: number };
 
 /** The card was refused: nothing was charged, and retrying the same card will not help. */
 export class BankDeclinedError extends Error {
@@ -31,8 +44,28 @@ export class BankUnavailableError extends Error {
 /** The bank did not answer in time. It may or may not have charged: only reconciliation can tell. */
 export class BankTimeoutError extends Error {
   constructor(readonly afterMs: number) {
-    super(`the bank did not answer within ${afterMs} ms; the outcome is unknown`);
+    super(
+      afterMs > 0
+        ? `the bank did not answer within ${afterMs} ms; the outcome is unknown`
+        : 'the bank did not answer (the connection dropped); the outcome is unknown',
+    );
     this.name = 'BankTimeoutError';
+  }
+}
+
+/** The bank refused the charge: its fencing token is older than one it has seen. Nothing was charged. */
+export class BankFencedError extends Error {
+  constructor(readonly fence: Fence) {
+    super(`fencing token ${fence.token} for ${fence.lock} is stale: another claim took over; nothing was charged`);
+    this.name = 'BankFencedError';
+  }
+}
+
+/** Layer 5: a request with this idempotency key is still being executed; its outcome is not known yet. */
+export class BankKeyInUseError extends Error {
+  constructor(readonly idempotencyKey: string) {
+    super(`a request with the key ${idempotencyKey} is still being processed`);
+    this.name = 'BankKeyInUseError';
   }
 }
 
@@ -41,44 +74,115 @@ export const BANK_TIMEOUT_MS = 10_000;
 
 export type BankFaults = Pick<Faults, 'bankLatencyMs' | 'bankFailure' | 'bankTimeoutAfterCharge' | 'bankLateChargeMs'>;
 
-/** Charges the card. Every call that gets past the failure point is a new charge on the statement. */
+export type ChargeRequest = {
+  merchantRef: string;
+  amountCents: number;
+  /** Layer 5: the merchant's idempotency key for this intent. */
+  idempotencyKey?: string;
+  /** The claim the request is made under. */
+  fence?: Fence;
+};
+
+/** A charge, and whether the bank returned it for an idempotency key it had seen instead of charging. */
+export type ChargeResult = Charge & { replayed: boolean };
+
+/**
+ * Charges the card. Every call that gets past the failure point and the fence is a new charge on the
+ * statement, unless it carries an idempotency key the bank has charged for already.
+ */
 export async function chargeCard(
-  request: { merchantRef: string; amountCents: number },
+  request: ChargeRequest,
   faults: BankFaults,
   now: () => number = Date.now,
-): Promise<Charge> {
+): Promise<ChargeResult> {
   // Fault point 1: fail before charging.
   if (faults.bankFailure === 'decline') throw new BankDeclinedError('insufficient funds');
   if (faults.bankFailure === 'error') throw new BankUnavailableError();
 
-  // The charge lands on the statement at `created_at`: now, or later for a late charge (fault point 4).
+  // One statement: the fence is raised (and checked), and the charge inserted only if it held; a key seen
+  // before returns its charge (ON CONFLICT ... DO UPDATE returns the existing row, even one committed while
+  // this statement waited for it). The charge lands at `created_at`: now, or later (fault point 4).
   const id = `ch_${randomBytes(12).toString('hex')}`;
   const landsAt = new Date(now() + faults.bankLateChargeMs);
+  const { fence, idempotencyKey = null } = request;
+  const fenced = fence
+    ? Prisma.sql`WITH raised AS (
+        INSERT INTO bank_fences (lock, token) VALUES (${fence.lock}, ${BigInt(fence.token)})
+        ON CONFLICT (lock) DO UPDATE SET token = GREATEST(bank_fences.token, EXCLUDED.token), updated_at = now()
+        RETURNING token)`
+    : Prisma.empty;
+  const holds = fence ? Prisma.sql`WHERE (SELECT token FROM raised) = ${BigInt(fence.token)}` : Prisma.empty;
+  const once = idempotencyKey
+    ? Prisma.sql`ON CONFLICT (idempotency_key) DO UPDATE SET idempotency_key = EXCLUDED.idempotency_key`
+    : Prisma.empty;
   const [charge] = await getDb().$queryRaw<Charge[]>`
-    INSERT INTO bank_charges (id, merchant_ref, amount_cents, created_at)
-    VALUES (${id}, ${request.merchantRef}, ${request.amountCents}, ${landsAt})
+    ${fenced}
+    INSERT INTO bank_charges (id, merchant_ref, amount_cents, created_at, idempotency_key, fence_lock)
+    SELECT ${id}, ${request.merchantRef}, ${request.amountCents}, ${landsAt}, ${idempotencyKey}, ${fence?.lock ?? null}
+    ${holds}
+    ${once}
     RETURNING id, amount_cents AS "amountCents", created_at AS "createdAt"`;
+  if (!charge && fence) throw new BankFencedError(fence);
   if (!charge) throw new Error('the bank recorded no charge');
+  const replayed = charge.id !== id;
+  // Layer 5, a key whose first request is still executing (its charge has not landed): like Stripe's 409.
+  if (replayed && idempotencyKey && charge.createdAt.getTime() > now()) throw new BankKeyInUseError(idempotencyKey);
 
   // Fault point 2: the answer is slow (the charge is already on the statement).
   const latency = Math.min(faults.bankLatencyMs, BANK_TIMEOUT_MS);
   if (latency > 0) await new Promise((resolve) => setTimeout(resolve, latency));
   // Fault point 3: the answer never arrives. Fault point 4: the merchant gives up before the bank has
-  // charged; the charge lands later anyway.
+  // charged, and the charge lands later anyway (within the settlement window).
   if (faults.bankTimeoutAfterCharge || faults.bankLateChargeMs > 0 || faults.bankLatencyMs > BANK_TIMEOUT_MS) {
     throw new BankTimeoutError(faults.bankLatencyMs > BANK_TIMEOUT_MS ? BANK_TIMEOUT_MS : latency);
   }
-  return charge;
+  return { ...charge, replayed };
 }
 
+/** What the bank answers to "did you charge this?". */
+export type BankAnswer = {
+  /** Every charge on the statement so far, oldest first. A charge that has not landed is not listed. */
+  charges: Charge[];
+  /**
+   * The highest fencing token the bank had been shown for the lock before this question, or null. Below
+   * the token of the claim being judged, no request under that claim ever reached the bank: nothing can
+   * land later. Otherwise "no charge" is only "no charge yet" until the settlement window has passed.
+   */
+  previousToken: number | null;
+};
+
 /**
- * "Did you charge merchant reference X?": every charge on the statement for it so far, oldest first. A
- * charge that has not landed yet is not listed: "no charge yet" is not "never charged".
+ * "Did you charge merchant reference X?" With a fence, the question raises the bank's token for the lock
+ * first, so no older request can be charged after it is answered: the answer cannot go stale that way.
+ * `byLock`: only the charges made under the fence's lock (a request key's own charges), not the order's.
  */
-export async function listCharges(merchantRef: string, now: () => number = Date.now): Promise<Charge[]> {
-  return getDb().bankCharge.findMany({
-    where: { merchantRef, createdAt: { lte: new Date(now()) } },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    select: { id: true, amountCents: true, createdAt: true },
+export async function askBank(
+  query: { merchantRef: string; fence?: Fence; byLock?: boolean },
+  now: () => number = Date.now,
+): Promise<BankAnswer> {
+  const { merchantRef, fence } = query;
+  const visible = new Date(now());
+  const where =
+    query.byLock && fence ? Prisma.sql`fence_lock = ${fence.lock}` : Prisma.sql`merchant_ref = ${merchantRef}`;
+  const list = (db: Prisma.TransactionClient) =>
+    db.$queryRaw<Charge[]>`
+      SELECT id, amount_cents AS "amountCents", created_at AS "createdAt" FROM bank_charges
+      WHERE ${where} AND created_at <= ${visible} ORDER BY created_at, id`;
+  if (!fence) return { charges: await list(getDb()), previousToken: null };
+  return getDb().$transaction(async (tx) => {
+    // The fence row locked first: a charge under the same lock either committed before (and is listed
+    // below, read after the lock) or waits for this answer and then meets the raised token.
+    await tx.$executeRaw`INSERT INTO bank_fences (lock, token) VALUES (${fence.lock}, -1) ON CONFLICT DO NOTHING`;
+    const [row] = await tx.$queryRaw<Array<{ token: bigint }>>`
+      SELECT token FROM bank_fences WHERE lock = ${fence.lock} FOR UPDATE`;
+    const previous = row && row.token >= 0n ? Number(row.token) : null;
+    await tx.$executeRaw`
+      UPDATE bank_fences SET token = GREATEST(token, ${BigInt(fence.token)}), updated_at = now() WHERE lock = ${fence.lock}`;
+    return { charges: await list(tx), previousToken: previous };
   });
+}
+
+/** The statement of merchant reference X: every charge that has landed, oldest first. */
+export async function listCharges(merchantRef: string, now: () => number = Date.now): Promise<Charge[]> {
+  return (await askBank({ merchantRef }, now)).charges;
 }

@@ -193,19 +193,19 @@ describe('detail 3: when to release the claim', () => {
   });
 
   it('a crash after the claim: once the lease runs out, a retry proceeds and gets the one charge', async () => {
-    const leaseMs = 300;
-    const orderNo = await newOrder({ layers: ALL_ON, faults: { crashAfterCharge: true } });
-    await expect(pay(api(orderNo, `k-${orderNo}`), testPayOptions({ leaseMs }))).rejects.toThrow(SimulatedCrash);
+    const claims = { leaseMs: 300 };
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { crashAfterCharge: true }, claims });
+    await expect(pay(api(orderNo, `k-${orderNo}`), testPayOptions())).rejects.toThrow(SimulatedCrash);
     const [charge] = await (await import('./bank.ts')).listCharges(orderNo);
 
-    await setOrderLab(orderNo, { layers: ALL_ON, faults: {} });
-    await sleep(leaseMs + 100);
-    const retry = await pay(api(orderNo, `k-${orderNo}`), testPayOptions({ leaseMs }));
+    await setOrderLab(orderNo, { layers: ALL_ON, faults: {}, claims });
+    await sleep(claims.leaseMs + 100);
+    const retry = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
     expect(retry).toMatchObject({ kind: 'duplicate', outcome: { status: 'PAID', chargeId: charge?.id } });
     expect(await chargeCount(orderNo)).toBe(1);
     expect((await orderRow(orderNo)).status).toBe('PAID');
     // And the key now replays it.
-    const again = await pay(api(orderNo, `k-${orderNo}`), testPayOptions({ leaseMs }));
+    const again = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
     expect(again).toMatchObject({ kind: 'duplicate', answeredBy: 'requestKey', outcome: { chargeId: charge?.id } });
   });
 
@@ -235,16 +235,15 @@ describe('detail 3: when to release the claim', () => {
 
 describe('fencing: an attempt that stalls past its lease', () => {
   it('does not charge once another attempt has taken its abandoned claim over', async () => {
-    const leaseMs = 300;
-    const orderNo = await newOrder({ layers: only('stateMachine') });
+    const orderNo = await newOrder({ layers: only('stateMachine'), claims: { leaseMs: 300 } });
     // The first attempt claims the order, then stalls (a long pause) before calling the bank.
     const stalled = pay(
       { orderNo, caller: newSession(), channel: 'browser' },
-      testPayOptions({ leaseMs, at: async (point) => (point === 'pay.beforeBank' ? sleep(1_000) : undefined) }),
+      testPayOptions({ at: async (point) => (point === 'pay.beforeBank' ? sleep(1_000) : undefined) }),
     );
     await sleep(500); // its claim is older than the lease now: abandoned, as far as anyone can tell
-    const second = await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions({ leaseMs }));
-    expect(second.kind).toBe('completed'); // the reconciler found no charge, released the claim, this one paid
+    const second = await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions());
+    expect(second.kind).toBe('completed'); // it took the claim over; the bank never saw the first: it paid
     expect(await stalled).toMatchObject({ kind: 'in_progress' }); // it woke up, saw the claim was gone, stopped
     expect(await chargeCount(orderNo)).toBe(1);
   });

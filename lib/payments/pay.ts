@@ -6,34 +6,53 @@ import { getDb } from '../db.ts';
 //   1. one-time token      (browser only)   a double submit from the same page stops here
 //   2. request key          Redis            retries of the same intent get the first outcome
 //   3. state machine        PostgreSQL       any duplicate for the order: the claim is a conditional update
-//   4. unique constraint    PostgreSQL       the last millimetre, in the same transaction as 3
-//   5. the bank             charges every call it receives
-//   6. record the outcome   database first, then the request key; never released after a charge
+//   4. unique constraint    PostgreSQL       the last millimetre, in the same statement as 3
+//   5. bank key             the bank         the bank returns its first charge for the order's key
+//   6. the bank             charges every call it receives that its fence lets through
+//   7. record the outcome   database first, then the request key; never released after a charge
 //
+// Every claim (2, 3, 4) carries a fencing token; the bank call carries the claim's token and the bank
+// refuses a stale one, so an attempt that stalled past its lease cannot charge after another took over.
+// A claim found dead is taken over and settled by asking the bank (reconcile.ts), never by guessing.
 // Which layers run, and which faults the bank injects, comes from the lab settings (global, or the
 // order's own). A layer that is off is skipped, so the demo can show the duplicate it would have stopped.
+import { bankKeyFor } from '../defences/bank-key.ts';
 import { checkoutTokenKey, consumeCheckoutToken } from '../defences/checkout-token.ts';
-import { DuplicateRecordError, insertDedupRecord, readDedupRecord, releaseDedupRecord } from '../defences/dedup.ts';
-import { claimOrder, claimOrderWithDedupRow, moveOrder } from '../defences/payment-state.ts';
+import { DuplicateRecordError, insertPaymentDedupRow } from '../defences/dedup.ts';
+import { judgeBankAnswer } from '../defences/fencing.ts';
+import { claimOrder, claimOrderWithDedupRow } from '../defences/payment-state.ts';
 import {
   claimRequestKey,
   completeRequestKey,
+  type HeldKey,
   markRequestKeyUnknown,
   releaseRequestKey,
+  renewRequestKey,
+  requestKeyLock,
+  takeOverRequestKey,
 } from '../defences/request-key.ts';
-import { fingerprintOf, requestKeyName } from '../defences/request-key-record.ts';
+import { fingerprintOf, type RequestKeyClaim, requestKeyName } from '../defences/request-key-record.ts';
 import { env } from '../env.ts';
 import { instanceName, newAttemptId } from '../instance.ts';
-import type { Faults, LabSettings, Layer } from '../lab/settings.ts';
+import type { Faults, Layer, Layers } from '../lab/settings.ts';
 import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
 import { type Lane, startLane } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
 import type { CallerScope } from '../session.ts';
-import { BankDeclinedError, BankTimeoutError, BankUnavailableError, chargeCard, listCharges } from './bank.ts';
-import { outcomeFromCharge, outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
+import {
+  askBank,
+  BANK_SETTLEMENT_WINDOW_MS,
+  BankDeclinedError,
+  BankFencedError,
+  BankKeyInUseError,
+  BankUnavailableError,
+  chargeCard,
+  type Fence,
+} from './bank.ts';
+import { type Hold, keepClaimUnknown, orderLock, recordOutcome, releaseClaim, renewClaim } from './order-claim.ts';
+import { outcomeFromCharge, type PaymentOutcome, parseOutcome } from './outcome.ts';
 import type { RaceHook } from './race-points.ts';
 import { reconcileOrder } from './reconcile.ts';
-import { recordOutcome } from './record-outcome.ts';
 
 export type PayRequest = {
   orderNo: string;
@@ -74,9 +93,7 @@ export type PayResult = {
 type Result = PayResult extends infer R ? (R extends { requestId: string } ? Omit<R, 'requestId'> : never) : never;
 
 export type PayOptions = {
-  /** How long a claim (layer 2 key, layer 3 PROCESSING) may live before it counts as abandoned. */
-  leaseMs: number;
-  /** How long layer 2 keeps a final outcome. */
+  /** How long layer 2 keeps a final outcome (and a claim, for a retry to find). */
   resultTtlSeconds: number;
   /** The lab's "crash after charge" fault: by default the process dies on the spot (SIGKILL). */
   crash: () => never;
@@ -91,7 +108,6 @@ export type PayOptions = {
 
 export function defaultPayOptions(): PayOptions {
   return {
-    leaseMs: env().REQUEST_KEY_LEASE_MS,
     resultTtlSeconds: env().REQUEST_KEY_RESULT_TTL_SECONDS,
     crash: () => {
       process.kill(process.pid, 'SIGKILL');
@@ -100,9 +116,6 @@ export function defaultPayOptions(): PayOptions {
     now: Date.now,
   };
 }
-
-/** Thrown inside the claim transaction when layer 3's conditional update changed no row. */
-class OrderAlreadyClaimed extends Error {}
 
 export async function pay(request: PayRequest, options: PayOptions = defaultPayOptions()): Promise<PayResult> {
   const lane = startLane(
@@ -117,12 +130,12 @@ export async function pay(request: PayRequest, options: PayOptions = defaultPayO
 
 async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane): Promise<Result> {
   const { orderNo, caller } = request;
-  const db = getDb();
+  const { now, at } = options;
 
   // 0. The order, and the lab settings that apply to it (the order's own win over the global ones).
   const [order, globalSettings] = await Promise.all([
     // Raw SQL on the hot path: the model query costs Prisma a query compilation per call (bench/results.md).
-    db.$queryRaw<Array<{ amountCents: number; lab: unknown }>>`
+    getDb().$queryRaw<Array<{ amountCents: number; lab: unknown }>>`
       SELECT amount_cents AS "amountCents", lab FROM orders WHERE order_no = ${orderNo}`.then((rows) => rows[0]),
     getLabSettings(),
   ]);
@@ -130,6 +143,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   const settings = settingsForOrder(globalSettings, order.lab);
   const { layers } = settings;
   const faults = { ...settings.faults, ...options.faults };
+  const leaseMs = settings.claims.leaseMs;
   const amountCents = order.amountCents;
   const attemptId = newAttemptId();
   lane.mark('request', 'received', `${request.channel} request for ${amountCents} cents`);
@@ -150,20 +164,22 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
     }
   }
 
-  await options.at?.('pay.claim');
+  await at?.('pay.claim');
   // 2. Request key: the business identity of the intent, scoped to the caller.
-  let key: { name: string; fingerprint: string } | undefined;
+  let key: HeldKey | undefined;
   if (!layers.requestKey) {
     lane.mark('requestKey', 'off');
   } else {
     const name = requestKeyName(caller, request.idempotencyKey ?? `order:${orderNo}`);
     // The payload as the caller sent it: the same key with another amount is a mismatch, not a retry.
     const fingerprint = fingerprintOf({ orderNo, amountCents: request.amountCents ?? amountCents });
-    const decision = await claimRequestKey(name, { owner: attemptId, fingerprint }, options.leaseMs);
+    const claim = { owner: attemptId, fingerprint };
+    const ttlSeconds = options.resultTtlSeconds;
+    const decision = await claimRequestKey(name, claim, { now: now(), leaseMs, ttlSeconds });
     switch (decision.kind) {
       case 'claimed':
-        lane.mark('requestKey', 'claimed', `SET NX PX ${options.leaseMs} ms`);
-        key = { name, fingerprint };
+        lane.mark('requestKey', 'claimed', `fence ${decision.fence}, lease ${leaseMs} ms`);
+        key = { name, fingerprint, owner: attemptId, fence: decision.fence };
         break;
       case 'replay': {
         const outcome = parseOutcome(decision.outcome);
@@ -175,23 +191,20 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
       }
       case 'in_progress': {
-        // The claim's owner may be dead (its instance was killed) while the database already knows the
-        // outcome (the reconciler settled it). Where a database layer is on, ask it before saying "wait".
-        const layer = layers.stateMachine ? 'stateMachine' : layers.uniqueConstraint ? 'uniqueConstraint' : undefined;
-        const answer = layer && decision.owner ? await answerDuplicate(orderNo, layer, options) : undefined;
-        if (answer?.kind === 'settled' && decision.owner) {
-          await completeRequestKey(
-            name,
-            decision.owner,
-            { fingerprint, outcome: answer.outcome },
-            options.resultTtlSeconds,
-          );
+        // The claim's holder may be dead (its instance was killed) while the database knows the outcome,
+        // or can learn it from the bank (the reconciler). Where a database layer is on, ask before "wait".
+        const settled =
+          (layers.stateMachine || layers.uniqueConstraint) && decision.owner
+            ? await reconcileOrder(orderNo, { leaseMs, now, at, publish: options.publish })
+            : undefined;
+        if (settled?.kind === 'settled' && decision.owner) {
+          await completeRequestKey(name, decision.owner, { fingerprint, outcome: settled.outcome }, ttlSeconds);
           lane.mark(
             'requestKey',
             'stopped',
-            `its claim is still open, but the order is already ${answer.outcome.status}`,
+            `its claim is still open, but the order is already ${settled.outcome.status}`,
           );
-          return { kind: 'duplicate', outcome: answer.outcome, answeredBy: 'requestKey' };
+          return { kind: 'duplicate', outcome: settled.outcome, answeredBy: 'requestKey' };
         }
         lane.mark('requestKey', 'stopped', 'the first request is still processing');
         return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
@@ -199,36 +212,25 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
       case 'mismatch':
         lane.mark('requestKey', 'stopped', 'this key was used with a different payload');
         return { kind: 'mismatch' };
-      case 'unknown': {
-        // The first request's bank call timed out. Ask the bank (through the reconciler), not a guess.
-        const settled = await reconcileOrder(orderNo, { leaseMs: options.leaseMs, now: options.now, at: options.at });
-        if (settled.kind === 'settled') {
-          await completeRequestKey(
-            name,
-            decision.owner,
-            { fingerprint, outcome: settled.outcome },
-            options.resultTtlSeconds,
-          );
-          lane.mark('requestKey', 'stopped', `outcome confirmed with the bank (${settled.outcome.status})`);
-          return { kind: 'duplicate', outcome: settled.outcome, answeredBy: 'reconciler' };
+      case 'abandoned': {
+        // The first request stalled or died past its lease, or its outcome is unknown: take its claim over.
+        const fence = await takeOverRequestKey(name, decision.claim, claim, { now: now(), ttlSeconds });
+        if (fence === undefined) {
+          lane.mark('requestKey', 'stopped', 'another retry took the abandoned claim over first');
+          return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
         }
-        // Nothing for the reconciler to settle ('idle': another reconciler run already released the claim,
-        // or layers 3-4 are off and there was none): the key is the last claim left, so ask the bank here.
-        const charge = settled.kind === 'idle' ? (await listCharges(orderNo, options.now))[0] : undefined;
-        if (charge) {
-          const outcome = outcomeFromCharge(orderNo, charge);
-          await completeRequestKey(name, decision.owner, { fingerprint, outcome }, options.resultTtlSeconds);
-          lane.mark('requestKey', 'stopped', `the bank has charge ${charge.id}`);
-          return { kind: 'duplicate', outcome, answeredBy: 'reconciler' };
+        key = { name, fingerprint, owner: attemptId, fence };
+        lane.mark(
+          'requestKey',
+          'took over',
+          `the first request's ${decision.claim.unknown ? 'outcome is unknown' : 'claim ran past its lease'} (fence ${decision.claim.fence}); now fence ${fence}`,
+        );
+        // With layer 3 or 4 on, the database decides below. Alone, layer 2 asks the bank itself.
+        if (!layers.stateMachine && !layers.uniqueConstraint) {
+          const recovered = await recoverRequestKey(key, decision.claim, { orderNo, layers, options, lane });
+          if (recovered) return recovered;
         }
-        if (settled.kind === 'released' || settled.kind === 'idle') {
-          // The bank has no charge: nothing moved, so the key is given back and the retry may pay.
-          await releaseRequestKey(name, decision.owner);
-          lane.mark('requestKey', 'released', 'the bank has no charge: the key is free again, retry');
-          return { kind: 'in_progress', answeredBy: 'reconciler', retryAfterSeconds: 1 };
-        }
-        lane.mark('requestKey', 'stopped', 'the first request’s outcome is still being confirmed with the bank');
-        return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 2 };
+        break;
       }
     }
   }
@@ -236,7 +238,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   // From here on this request holds the key (when layer 2 is on). Every way out completes the key with
   // a final outcome, keeps it (unknown), or releases it (nothing moved).
   const releaseKey = async () => {
-    if (key && (await releaseRequestKey(key.name, attemptId))) lane.mark('requestKey', 'released', 'nothing moved');
+    if (key && (await releaseRequestKey(key.name, key.owner))) lane.mark('requestKey', 'released', 'nothing moved');
   };
 
   if (request.amountCents !== undefined && request.amountCents !== amountCents) {
@@ -244,57 +246,77 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
     return { kind: 'amount_mismatch', orderAmountCents: amountCents };
   }
 
-  // 3 + 4. Claim the order in one transaction: the state machine's conditional update and the dedup row.
-  let claim: Result | undefined;
-  const claimedAt = options.now();
+  // 3 + 4. Claim the order in one statement: the state machine's conditional update and the dedup row.
+  let claim: Claimed;
   try {
-    claim = await claimInDatabase(orderNo, attemptId, layers, options, lane);
+    claim = await claimInDatabase(orderNo, attemptId, layers, { leaseMs, options, lane });
   } catch (error) {
     await releaseKey().catch(() => {});
     throw error;
   }
-  if (claim) {
+  if (claim.kind === 'answered') {
     // A duplicate: the first request's outcome is this intent's outcome too; "in progress" is not.
-    if (key && claim.kind === 'duplicate') {
+    if (key && claim.result.kind === 'duplicate') {
       await completeRequestKey(
         key.name,
-        attemptId,
-        { fingerprint: key.fingerprint, outcome: claim.outcome },
+        key.owner,
+        { fingerprint: key.fingerprint, outcome: claim.result.outcome },
         options.resultTtlSeconds,
       );
     } else {
       await releaseKey();
     }
-    return claim;
+    return claim.result;
   }
+  const hold = claim.kind === 'held' ? claim.hold : undefined;
+  const claimedAt = now();
+  // The fencing token the bank checks: the order's claim when layer 3 or 4 holds it, else the key's.
+  const fence: Fence | undefined = hold
+    ? { lock: orderLock(orderNo), token: hold.fence }
+    : key
+      ? { lock: requestKeyLock(key.name), token: key.fence }
+      : undefined;
 
-  // Fencing: a claim counts as abandoned once it is older than the lease, and the reconciler may then
-  // release it and let another attempt pay. An attempt that stalled that long (a pause, an overloaded
-  // host) checks that its claim is still its own before it touches the bank; a fresh one cannot have lost it.
   // The lab's faults between the claim and the bank: a pause (a GC pause, an overloaded host), or a crash.
-  if (faults.stallBeforeBankMs > 0) await new Promise((resolve) => setTimeout(resolve, faults.stallBeforeBankMs));
-  if (faults.crashBeforeCharge) options.crash();
-  await options.at?.('pay.beforeBank');
-  if (
-    options.now() - claimedAt > options.leaseMs / 2 &&
-    !(await stillHoldsClaim(orderNo, attemptId, layers, options.now))
-  ) {
-    lane.mark('stateMachine', 'lost', 'this attempt stalled past its lease and another one took over');
-    await releaseKey();
-    return {
-      kind: 'in_progress',
-      answeredBy: layers.stateMachine ? 'stateMachine' : 'uniqueConstraint',
-      retryAfterSeconds: 1,
-    };
+  if (faults.stallBeforeBankMs > 0) {
+    lane.mark('request', 'stalled', `paused ${faults.stallBeforeBankMs} ms holding its claims (lease ${leaseMs} ms)`);
+    lane.flush();
+    await new Promise((resolve) => setTimeout(resolve, faults.stallBeforeBankMs));
   }
+  if (faults.crashBeforeCharge) options.crash();
+  await at?.('pay.beforeBank');
 
-  // 5. The bank. Which failures release the claims is the article's third detail.
+  // An attempt that paused for half its lease renews its claims, and stops if it lost one (it was taken
+  // over). A fresh one cannot have lost them. Either way the bank checks the token: this is only early.
+  if (now() - claimedAt > leaseMs / 2 || faults.stallBeforeBankMs > 0) {
+    const renewedAt = now();
+    const held =
+      (!hold || (await renewClaim(hold, layers, new Date(renewedAt)))) &&
+      (!key || (await renewRequestKey(key, renewedAt)));
+    if (!held) {
+      lane.mark(
+        hold ? (layers.stateMachine ? 'stateMachine' : 'uniqueConstraint') : 'requestKey',
+        'lost',
+        'this attempt stalled past its lease and another one took its claim over',
+      );
+      await releaseKey();
+      return { kind: 'in_progress', answeredBy: answererOf(layers), retryAfterSeconds: 1 };
+    }
+  }
+  await at?.('pay.bank');
+
+  // 5 + 6. The bank, with the bank's key (layer 5) and the claim's fencing token. Which failures release
+  // the claims is the article's third detail.
+  const bankKey = layers.bankKey ? bankKeyFor(orderNo) : undefined;
+  lane.mark('bankKey', bankKey ? 'sent' : 'off', bankKey ? `Idempotency-Key ${bankKey}` : undefined);
   if (faults.bankLatencyMs > 0) lane.flush(); // the lab shows this request waiting at a slow bank
   let outcome: PaymentOutcome;
+  let replayed = false;
   try {
-    await options.at?.('pay.bank');
-    const charge = await chargeCard({ merchantRef: orderNo, amountCents }, faults, options.now);
-    lane.mark('bank', 'charged', `charge ${charge.id}`);
+    const charge = await chargeCard({ merchantRef: orderNo, amountCents, idempotencyKey: bankKey, fence }, faults, now);
+    replayed = charge.replayed;
+    if (replayed) lane.mark('bankKey', 'stopped', `the bank returned its first charge for this key, ${charge.id}`);
+    else lane.mark('bank', 'charged', `charge ${charge.id}${fence ? ` (fence ${fence.token})` : ''}`);
     outcome = outcomeFromCharge(orderNo, charge);
   } catch (error) {
     if (error instanceof BankDeclinedError) {
@@ -303,33 +325,49 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
     } else if (error instanceof BankUnavailableError) {
       // Failed before any money moved: release everything, so the customer may simply try again.
       lane.mark('bank', 'failed', 'the bank failed before charging');
-      await releaseDatabaseClaim(orderNo, attemptId, layers);
+      if (hold) await releaseClaim(hold);
       await releaseKey();
       return { kind: 'failed_retryable', reason: 'The bank could not be reached. Nothing was charged.' };
+    } else if (error instanceof BankFencedError) {
+      // The bank refused a stale token: another attempt holds the claim now. Nothing moved by this one.
+      lane.mark(
+        'bank',
+        'fenced',
+        `fence ${error.fence.token} is stale: another attempt took the claim over; nothing charged`,
+      );
+      await releaseKey();
+      return { kind: 'in_progress', answeredBy: answererOf(layers), retryAfterSeconds: 1 };
     } else {
-      // A timeout, or any fault we cannot read: the card may have been charged. Keep every claim, so no
-      // retry can charge again, and let reconciliation ask the bank.
-      lane.mark('bank', 'unknown', error instanceof BankTimeoutError ? error.message : 'the bank call failed');
-      await keepAsUnknown(orderNo, attemptId, layers, key, options);
+      // A timeout, a key still in use at the bank, or any fault we cannot read: the card may have been
+      // charged. Keep every claim, so no retry can charge again, and let reconciliation ask the bank.
+      lane.mark(
+        error instanceof BankKeyInUseError ? 'bankKey' : 'bank',
+        'unknown',
+        error instanceof Error ? error.message : 'the bank call failed',
+      );
+      const since = now();
+      if (hold) await keepClaimUnknown(hold, new Date(since)).catch(() => {});
+      if (key) await markRequestKeyUnknown(key, since, options.resultTtlSeconds).catch(() => false);
       return { kind: 'in_progress', answeredBy: 'bank', retryAfterSeconds: 2 };
     }
   }
 
   // The lab's "crash after charge": the process dies here, having charged the card and recorded nothing.
   if (faults.crashAfterCharge) options.crash();
-  await options.at?.('pay.afterBank');
+  await at?.('pay.afterBank');
 
-  // 6. Record the outcome. A failure here happens after the money moved: never release anything. The
+  // 7. Record the outcome. A failure here happens after the money moved: never release anything. The
   // reconciler settles the order from the bank; the customer still gets the outcome we know.
-  try {
-    await recordOutcome(outcome, attemptId, layers);
-  } catch (error) {
-    console.error(`[pay] ${orderNo}: outcome not recorded (${(error as Error).message}); reconciliation will`);
-  }
+  await recordOutcome(outcome, hold, layers).then(
+    (recorded) => {
+      if (!recorded) lane.mark('outcome', 'late', 'another attempt took the claim over; the reconciler records it');
+    },
+    (error: Error) => console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
+  );
   if (key) {
     await completeRequestKey(
       key.name,
-      attemptId,
+      key.owner,
       { fingerprint: key.fingerprint, outcome },
       options.resultTtlSeconds,
     ).then(
@@ -337,146 +375,156 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         lane.mark(
           'requestKey',
           stored ? 'completed' : 'late',
-          stored ? 'outcome stored for 24 h' : 'another attempt owns the key',
+          stored ? 'outcome stored for 24 h' : 'another attempt holds the key',
         ),
       (error: Error) => console.error(`[pay] ${orderNo}: outcome not stored in Redis (${error.message})`),
     );
   }
-  return { kind: 'completed', outcome };
+  return replayed ? { kind: 'duplicate', outcome, answeredBy: 'bankKey' } : { kind: 'completed', outcome };
 }
 
-/** Layers 3 and 4 claim the order; undefined when this request won, else the answer for the duplicate. */
+/** Who answers "in progress" for an attempt that lost its claim: the layer that held it. */
+function answererOf(layers: Layers): Answerer {
+  return layers.stateMachine ? 'stateMachine' : layers.uniqueConstraint ? 'uniqueConstraint' : 'requestKey';
+}
+
+type Claimed =
+  /** Layers 3 and 4 are off: nothing to hold. */
+  | { kind: 'off' }
+  /** This attempt holds the order (it claimed it, or took a dead claim over). */
+  | { kind: 'held'; hold: Hold }
+  /** A duplicate: the answer it gets. */
+  | { kind: 'answered'; result: Result };
+
+/** Layers 3 and 4 claim the order; a duplicate gets the first outcome, "in progress", or a dead claim. */
 async function claimInDatabase(
   orderNo: string,
   attemptId: string,
-  layers: LabSettings['layers'],
-  options: PayOptions,
-  lane: Lane,
-): Promise<Result | undefined> {
+  layers: Layers,
+  context: { leaseMs: number; options: PayOptions; lane: Lane },
+): Promise<Claimed> {
+  const { lane, options } = context;
   if (!layers.stateMachine) lane.mark('stateMachine', 'off');
   if (!layers.uniqueConstraint) lane.mark('uniqueConstraint', 'off');
-  if (!layers.stateMachine && !layers.uniqueConstraint) return undefined;
+  if (!layers.stateMachine && !layers.uniqueConstraint) return { kind: 'off' };
 
-  // A claim left by a dead attempt is settled by the reconciler, and then this request tries once more.
   for (let tries = 0; ; tries++) {
+    const db = getDb();
+    const at = new Date(options.now());
+    let layer: Layer;
     try {
-      const db = getDb();
-      if (layers.stateMachine && layers.uniqueConstraint) {
-        // Both in one statement: the claim and the dedup row commit together, or neither does.
-        if (!(await claimOrderWithDedupRow(db, orderNo, attemptId, new Date(options.now()))))
-          throw new OrderAlreadyClaimed();
-      } else if (layers.stateMachine) {
-        if (!(await claimOrder(db, orderNo, attemptId, new Date(options.now())))) throw new OrderAlreadyClaimed();
-      } else {
-        await insertDedupRecord(db, 'PAYMENT', orderNo, attemptId);
+      const fence = layers.stateMachine
+        ? layers.uniqueConstraint
+          ? // Both in one statement: the claim and the dedup row commit together, or neither does.
+            await claimOrderWithDedupRow(db, orderNo, attemptId, at)
+          : await claimOrder(db, orderNo, attemptId, at)
+        : await insertPaymentDedupRow(db, orderNo, attemptId, at);
+      if (fence !== undefined) {
+        if (layers.stateMachine) lane.mark('stateMachine', 'claimed', `PENDING → PROCESSING (1 row), fence ${fence}`);
+        if (layers.uniqueConstraint) lane.mark('uniqueConstraint', 'inserted', `(PAYMENT, ${orderNo}), fence ${fence}`);
+        return { kind: 'held', hold: { orderNo, attemptId, fence } };
       }
-      if (layers.stateMachine) lane.mark('stateMachine', 'claimed', 'PENDING → PROCESSING (1 row)');
-      if (layers.uniqueConstraint) lane.mark('uniqueConstraint', 'inserted', `(PAYMENT, ${orderNo})`);
-      return undefined;
+      layer = 'stateMachine';
     } catch (error) {
-      const layer: Layer | undefined =
-        error instanceof OrderAlreadyClaimed
-          ? 'stateMachine'
-          : error instanceof DuplicateRecordError
-            ? 'uniqueConstraint'
-            : undefined;
-      if (!layer) throw error;
-      const answer = await answerDuplicate(orderNo, layer, options);
-      if (answer.kind === 'released' && tries === 0) continue;
-      const result: Result =
-        answer.kind === 'settled'
-          ? { kind: 'duplicate', outcome: answer.outcome, answeredBy: layer }
-          : { kind: 'in_progress', answeredBy: layer, retryAfterSeconds: 1 };
-      lane.mark(
-        layer,
-        'stopped',
-        layer === 'stateMachine' ? `0 rows: ${answer.detail}` : `unique violation (P2002): ${answer.detail}`,
-      );
-      return result;
+      if (!(error instanceof DuplicateRecordError)) throw error;
+      layer = 'uniqueConstraint';
     }
-  }
-}
 
-/** What a duplicate stopped by layer 3 or 4 should answer: the first outcome if there is one. */
-async function answerDuplicate(
-  orderNo: string,
-  layer: Layer,
-  options: PayOptions,
-): Promise<
-  { kind: 'settled'; outcome: PaymentOutcome; detail: string } | { kind: 'released' | 'running'; detail: string }
-> {
-  const db = getDb();
-  // Layer 3 reads the order's current state; layer 4 reads the outcome stored on the dedup row.
-  const stored =
-    layer === 'stateMachine'
-      ? await db.order
-          .findUnique({
-            where: { orderNo },
-            select: {
-              orderNo: true,
-              amountCents: true,
-              status: true,
-              chargeId: true,
-              paidAt: true,
-              declineReason: true,
-            },
-          })
-          .then((order) => (order ? outcomeFromOrder(order) : undefined))
-      : await readDedupRecord(db, 'PAYMENT', orderNo).then((row) => parseOutcome(row?.outcome));
-  if (stored) return { kind: 'settled', outcome: stored, detail: `already ${stored.status}` };
-  // No outcome yet: the first request is running, or died. Only a stale claim is touched.
-  const reconciled = await reconcileOrder(orderNo, { leaseMs: options.leaseMs, now: options.now, at: options.at });
-  if (reconciled.kind === 'settled') {
-    return {
-      kind: 'settled',
-      outcome: reconciled.outcome,
-      detail: `settled with the bank: ${reconciled.outcome.status}`,
-    };
-  }
-  if (reconciled.kind === 'released') return { kind: 'released', detail: 'a dead claim was released' };
-  return { kind: 'running', detail: 'the first request is still processing' };
-}
-
-/** Whether this attempt still holds its database claim (and, for layer 3, renews it). */
-async function stillHoldsClaim(
-  orderNo: string,
-  attemptId: string,
-  layers: LabSettings['layers'],
-  now: () => number,
-): Promise<boolean> {
-  const db = getDb();
-  if (layers.stateMachine) {
-    const { count } = await db.order.updateMany({
-      where: { orderNo, attemptId, status: 'PROCESSING' },
-      data: { claimedAt: new Date(now()) },
+    // A duplicate. The first outcome if there is one; a dead claim is taken over by this request, which
+    // pays once the bank has said nothing can be charged twice (reconcile.ts).
+    const answer = await reconcileOrder(orderNo, {
+      leaseMs: context.leaseMs,
+      payer: { attemptId, bankKey: layers.bankKey },
+      now: options.now,
+      at: options.at,
+      publish: options.publish,
     });
-    return count === 1;
+    const why = layer === 'stateMachine' ? '0 rows' : 'unique violation (P2002)';
+    switch (answer.kind) {
+      case 'settled':
+        lane.mark(
+          layer,
+          'stopped',
+          `${why}: ${answer.found ? 'the first attempt’s claim was dead; the bank has its charge' : `already ${answer.outcome.status}`}`,
+        );
+        return {
+          kind: 'answered',
+          result: { kind: 'duplicate', outcome: answer.outcome, answeredBy: answer.found ? 'reconciler' : layer },
+        };
+      case 'resumed':
+        lane.mark(
+          layer,
+          'took over',
+          `${why}, but the first attempt's claim was dead: taken over, fence ${answer.hold.fence}`,
+        );
+        return { kind: 'held', hold: answer.hold };
+      case 'waiting':
+        lane.mark(layer, 'stopped', `${why}: the first attempt's outcome is being confirmed with the bank`);
+        return {
+          kind: 'answered',
+          result: {
+            kind: 'in_progress',
+            answeredBy: 'reconciler',
+            retryAfterSeconds: Math.max(1, Math.ceil(answer.retryAfterMs / 1000)),
+          },
+        };
+      case 'idle':
+      case 'released':
+        // The claim went away between this attempt's claim and its read (its holder released it): once more.
+        if (tries === 0) continue;
+        break;
+      case 'running':
+        break;
+    }
+    lane.mark(layer, 'stopped', `${why}: the first request is still processing`);
+    return { kind: 'answered', result: { kind: 'in_progress', answeredBy: layer, retryAfterSeconds: 1 } };
   }
-  if (layers.uniqueConstraint) return (await readDedupRecord(db, 'PAYMENT', orderNo))?.owner === attemptId;
-  return true;
 }
 
-/** Undoes the claim of an attempt that failed before any money moved. */
-async function releaseDatabaseClaim(orderNo: string, attemptId: string, layers: LabSettings['layers']): Promise<void> {
-  if (!layers.stateMachine && !layers.uniqueConstraint) return;
-  await getDb().$transaction(async (tx) => {
-    if (layers.stateMachine)
-      await moveOrder(tx, orderNo, attemptId, 'failedBeforeCharge', { attemptId: null, claimedAt: null });
-    if (layers.uniqueConstraint) await releaseDedupRecord(tx, 'PAYMENT', orderNo, attemptId);
+/**
+ * Layer 2 alone, having taken an abandoned claim over: the key is the only claim, so the pipeline asks
+ * the bank itself, under the key's new token, about the charges made under this key. A charge: the
+ * intent is paid (the answer for this retry). Nothing, and nothing can land (or the bank's key will
+ * return what does): undefined, the pipeline goes on to pay. No charge yet: the claim stays in doubt.
+ */
+async function recoverRequestKey(
+  key: HeldKey,
+  seen: RequestKeyClaim,
+  context: { orderNo: string; layers: Layers; options: PayOptions; lane: Lane },
+): Promise<Result | undefined> {
+  const { orderNo, options, lane } = context;
+  await options.at?.('reconcile.bank');
+  const answer = await askBank(
+    { merchantRef: orderNo, fence: { lock: requestKeyLock(key.name), token: key.fence }, byLock: true },
+    options.now,
+  );
+  const askedAt = options.now();
+  await options.at?.('reconcile.write');
+  const verdict = judgeBankAnswer({
+    ...answer,
+    claimFence: seen.fence,
+    unknownSince: seen.unknownSince,
+    now: askedAt,
+    windowMs: BANK_SETTLEMENT_WINDOW_MS,
   });
-}
-
-async function keepAsUnknown(
-  orderNo: string,
-  attemptId: string,
-  layers: LabSettings['layers'],
-  key: { name: string; fingerprint: string } | undefined,
-  options: PayOptions,
-): Promise<void> {
-  // The dedup row stays without an outcome; the order says UNKNOWN; the key says unknown for a day.
-  if (layers.stateMachine) await moveOrder(getDb(), orderNo, attemptId, 'timedOut').catch(() => false);
-  if (key)
-    await markRequestKeyUnknown(key.name, attemptId, key.fingerprint, options.resultTtlSeconds).catch(() => false);
+  if (verdict.kind === 'charged') {
+    const outcome = outcomeFromCharge(orderNo, verdict.charge);
+    await recordOutcome(outcome, undefined, context.layers);
+    await completeRequestKey(key.name, key.owner, { fingerprint: key.fingerprint, outcome }, options.resultTtlSeconds);
+    lane.mark('requestKey', 'stopped', `the bank has charge ${verdict.charge.id} for this key`);
+    return { kind: 'duplicate', outcome, answeredBy: 'requestKey' };
+  }
+  if (verdict.kind === 'nothing' || context.layers.bankKey) {
+    lane.mark('requestKey', 'resumed', 'the bank has no charge for this key and none can land: this request pays');
+    return undefined;
+  }
+  await markRequestKeyUnknown(key, seen.unknownSince ?? askedAt, options.resultTtlSeconds);
+  lane.mark('requestKey', 'stopped', 'no charge yet, but the bank saw the first request: a charge may still land');
+  return {
+    kind: 'in_progress',
+    answeredBy: 'requestKey',
+    retryAfterSeconds: Math.max(1, Math.ceil((verdict.until - askedAt) / 1000)),
+  };
 }
 
 function summarize(result: Result): string {

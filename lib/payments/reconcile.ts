@@ -1,136 +1,185 @@
 import 'server-only';
-// Reconciliation: a payment whose outcome the merchant does not know (the bank timed out, or the process
-// died between the claim and the record) is settled by asking the bank "did you charge this order?",
-// never by guessing. A charge found: the order is PAID with that charge. No charge: nothing moved, so
-// the claim is released and the customer may pay again. Runs at start-up, every few seconds, and on
-// demand when a duplicate finds a claim that has gone stale.
+// Reconciliation: a payment whose claim is dead (its attempt died, stalled past its lease, or timed out at
+// the bank) is settled by asking the bank "did you charge this order?", never by guessing. It is itself a
+// concurrent actor, so it acts only under a claim of its own:
+//   1. take the dead claim over (a compare-and-set on exactly the claim judged dead; its token rises);
+//   2. ask the bank under the new token (the old holder's charges are refused from then on);
+//   3. a charge: the order is PAID by it. No charge, and none can land (the bank never saw the old claim's
+//      token, or the settlement window has passed): nothing moved, the claim is released, or the duplicate
+//      that took it over goes on to pay. No charge *yet*: the claim stays in doubt, and it asks again later.
+// Runs at start-up, every few seconds, and on demand when a duplicate finds a claim that has gone stale.
 import { getDb } from '../db.ts';
-import { readDedupRecord, releaseDedupRecord, storeDedupOutcome } from '../defences/dedup.ts';
-import { moveOrder } from '../defences/payment-state.ts';
-import { env } from '../env.ts';
-import { addPaymentPaidEvent } from '../events/outbox.ts';
+import { judgeBankAnswer, judgeClaim } from '../defences/fencing.ts';
 import { Prisma } from '../generated/prisma/client.ts';
-import { bootPrefix, instanceName } from '../instance.ts';
+import { bootPrefix, instanceName, newAttemptId } from '../instance.ts';
+import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
 import { startLane } from '../lab/timeline.ts';
-import { listCharges } from './bank.ts';
-import { outcomeFromCharge, outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
+import type { TimelineEvent } from '../lab/timeline-event.ts';
+import { askBank, BANK_SETTLEMENT_WINDOW_MS } from './bank.ts';
+import {
+  claimOf,
+  completeStaleRow,
+  type Hold,
+  leaveClaimInDoubt,
+  orderLock,
+  readClaim,
+  releaseTakenClaim,
+  resumeTakenClaim,
+  settleClaim,
+  takeOverClaim,
+} from './order-claim.ts';
+import { outcomeFromCharge, type PaymentOutcome } from './outcome.ts';
 import type { RaceHook } from './race-points.ts';
 
 export type Reconciled =
-  /** The order has a final outcome (found now or already recorded). */
-  | { kind: 'settled'; outcome: PaymentOutcome }
-  /** The bank has no charge: the claim was released and the order is PENDING again. */
+  /** The order has a final outcome: already recorded, or `found` now with the bank. */
+  | { kind: 'settled'; outcome: PaymentOutcome; found?: boolean }
+  /** The bank has no charge and none can land: the claim was released and the order is PENDING again. */
   | { kind: 'released' }
-  /** A live attempt still holds the order (its lease has not run out): leave it alone. */
+  /** (A payment that took the claim over) nothing can be charged twice now: it holds the claim, and pays. */
+  | { kind: 'resumed'; hold: Hold }
+  /** A live attempt holds the order (its lease has not run out), or another actor moved first. */
   | { kind: 'running' }
-  /** Nothing to do: no such order, or nobody ever claimed it. */
+  /** No charge yet, but one may still land: the claim stays in doubt until the settlement window passes. */
+  | { kind: 'waiting'; retryAfterMs: number }
+  /** Nothing to do: no such order, or nobody claims it. */
   | { kind: 'idle' };
 
-const SELECT = {
-  orderNo: true,
-  amountCents: true,
-  status: true,
-  attemptId: true,
-  claimedAt: true,
-  chargeId: true,
-  paidAt: true,
-  declineReason: true,
-} as const;
+export type ReconcileOptions = {
+  /** How long a claim may live unrenewed; by default the order's own lab setting. */
+  leaseMs?: number;
+  /** An attempt known to be dead whatever its age (a previous life of this instance). */
+  deadAttempt?: (attemptId: string) => boolean;
+  /**
+   * A payment that found the claim dead: it takes the claim over itself and, once nothing can be charged
+   * twice (nothing can land, or the bank's own key will return what does), goes on to pay under it.
+   */
+  payer?: { attemptId: string; bankKey: boolean };
+  now?: () => number;
+  at?: RaceHook;
+  publish?: (events: TimelineEvent[]) => void;
+};
 
-/**
- * Settles one order. `leaseMs`: how long an attempt may hold its claim before it counts as dead.
- * `deadAttempt`: an attempt known to be dead whatever its age (a previous life of this instance).
- */
-export async function reconcileOrder(
-  orderNo: string,
-  options: { leaseMs?: number; deadAttempt?: (attemptId: string) => boolean; now?: () => number; at?: RaceHook } = {},
-): Promise<Reconciled> {
-  const leaseMs = options.leaseMs ?? env().REQUEST_KEY_LEASE_MS;
+/** Settles one order, if its claim is dead. */
+export async function reconcileOrder(orderNo: string, options: ReconcileOptions = {}): Promise<Reconciled> {
   const now = options.now ?? Date.now;
-  const db = getDb();
-  const [order, record] = await Promise.all([
-    db.order.findUnique({ where: { orderNo }, select: SELECT }),
-    readDedupRecord(db, 'PAYMENT', orderNo),
-  ]);
-  if (!order) return { kind: 'idle' };
+  const view = await readClaim(orderNo);
+  if (!view) return { kind: 'idle' };
+  if (view.recorded) {
+    // Final already; a dedup row its holder did not get to complete is given the outcome.
+    if (view.row) await completeStaleRow(view, view.recorded);
+    return { kind: 'settled', outcome: view.recorded };
+  }
+  const claim = claimOf(view);
+  if (!claim) return { kind: 'idle' };
   await options.at?.('reconcile.read');
+  const leaseMs = options.leaseMs ?? settingsForOrder(await getLabSettings(), view.lab).claims.leaseMs;
+  const liveness = judgeClaim(claim, { now: now(), leaseMs, deadAttempt: options.deadAttempt });
+  if (liveness.kind === 'live') return { kind: 'running' };
 
-  const recorded = outcomeFromOrder(order) ?? parseOutcome(record?.outcome);
-  if (recorded) {
-    // The order is final; make sure the dedup row says so too (a crash may have come in between).
-    if (record && record.outcome === null) await storeDedupOutcome(db, 'PAYMENT', orderNo, recorded);
-    return { kind: 'settled', outcome: recorded };
-  }
-
-  const staleBefore = now() - leaseMs;
-  const deadClaim =
-    order.status === 'UNKNOWN' ||
-    (order.status === 'PROCESSING' &&
-      ((order.claimedAt?.getTime() ?? 0) < staleBefore ||
-        (order.attemptId !== null && !!options.deadAttempt?.(order.attemptId))));
-  // With layer 3 off the order stays PENDING; a dedup row without an outcome is then the only claim.
-  const deadRow = order.status === 'PENDING' && record !== null && record.createdAt.getTime() < staleBefore;
-  if (order.status === 'PROCESSING' && !deadClaim) return { kind: 'running' };
-  if (!deadClaim && !deadRow) return record ? { kind: 'running' } : { kind: 'idle' };
-
-  const lane = startLane({ orderNo, channel: 'reconciler', instance: instanceName() });
-  await options.at?.('reconcile.bank');
-  const [charge] = await listCharges(orderNo, now);
-  await options.at?.('reconcile.write');
-  if (charge) {
-    const outcome = outcomeFromCharge(orderNo, charge);
-    await db.$transaction(async (tx) => {
-      const moved = await moveOrder(tx, orderNo, null, 'reconciledCharged', {
-        chargeId: charge.id,
-        paidAt: charge.createdAt,
-      });
-      await storeDedupOutcome(tx, 'PAYMENT', orderNo, outcome);
-      if (moved) await addPaymentPaidEvent(tx, outcome);
-    });
-    lane.mark('reconcile', 'charged', `the bank has charge ${charge.id}: the order is PAID`);
+  // 1. Take the dead claim over: only if it is still the claim judged dead.
+  const lane = startLane({ orderNo, channel: 'reconciler', instance: instanceName() }, options.publish);
+  const done = (result: Reconciled, decision: string, detail: string): Reconciled => {
+    lane.mark('reconcile', decision, detail);
     lane.flush();
-    return { kind: 'settled', outcome };
+    return result;
+  };
+  const hold = await takeOverClaim(view, options.payer?.attemptId ?? newAttemptId(), new Date(now()));
+  if (!hold) {
+    const again = await readClaim(orderNo);
+    return again?.recorded ? { kind: 'settled', outcome: again.recorded } : { kind: 'running' };
   }
-  await db.$transaction(async (tx) => {
-    await moveOrder(tx, orderNo, null, 'reconciledNoCharge', { attemptId: null, claimedAt: null });
-    if (record) await releaseDedupRecord(tx, 'PAYMENT', orderNo, record.owner);
+  lane.mark(
+    'reconcile',
+    'took over',
+    `${claim.holder === null ? 'an unknown outcome nobody held' : 'a claim past its lease'} (fence ${claim.fence}); now fence ${hold.fence}`,
+  );
+
+  // 2. Ask the bank, under the new token.
+  await options.at?.('reconcile.bank');
+  const answer = await askBank({ merchantRef: orderNo, fence: { lock: orderLock(orderNo), token: hold.fence } }, now);
+  const askedAt = now();
+  await options.at?.('reconcile.write');
+
+  // 3. Settle, release, resume, or wait.
+  const verdict = judgeBankAnswer({
+    ...answer,
+    claimFence: claim.fence,
+    unknownSince: claim.unknownSince,
+    now: askedAt,
+    windowMs: BANK_SETTLEMENT_WINDOW_MS,
   });
-  lane.mark('reconcile', 'released', 'the bank has no charge: nothing moved, the order may be paid again');
-  lane.flush();
-  return { kind: 'released' };
+  if (verdict.kind === 'charged') {
+    const outcome = outcomeFromCharge(orderNo, verdict.charge);
+    return (await settleClaim(hold, outcome))
+      ? done(
+          { kind: 'settled', outcome, found: true },
+          'charged',
+          `the bank has charge ${verdict.charge.id}: the order is PAID`,
+        )
+      : done({ kind: 'running' }, 'lost', 'another actor took the claim over meanwhile');
+  }
+  const payer = options.payer;
+  if (verdict.kind === 'nothing' || (verdict.kind === 'wait' && payer?.bankKey)) {
+    const why =
+      verdict.kind === 'nothing'
+        ? answer.previousToken === null || answer.previousToken < claim.fence
+          ? 'the bank has no charge and never saw the dead claim: nothing moved, nothing can land'
+          : 'the bank has no charge, and its settlement window has passed: nothing moved'
+        : 'no charge yet, but this payment sends the bank’s key: the bank returns whatever lands';
+    if (payer) {
+      return (await resumeTakenClaim(hold, new Date(now())))
+        ? done({ kind: 'resumed', hold }, 'resumed', `${why}; this request pays`)
+        : done({ kind: 'running' }, 'lost', 'another actor took the claim over meanwhile');
+    }
+    return (await releaseTakenClaim(hold))
+      ? done({ kind: 'released' }, 'released', `${why}; the order may be paid again`)
+      : done({ kind: 'running' }, 'lost', 'another actor took the claim over meanwhile');
+  }
+  const until = verdict.kind === 'wait' ? verdict.until : askedAt;
+  await leaveClaimInDoubt(hold, new Date(claim.unknownSince ?? askedAt));
+  return done(
+    { kind: 'waiting', retryAfterMs: Math.max(0, until - askedAt) },
+    'waiting',
+    `no charge yet, but the bank saw the claim's token: a charge may still land until ${new Date(until).toISOString().slice(11, 19)} (settlement window)`,
+  );
 }
 
-/** Settles every payment left unknown or whose claim went stale. Returns how many it looked at. */
-export async function reconcileStalePayments(options: { atStartup?: boolean; leaseMs?: number } = {}): Promise<number> {
-  const leaseMs = options.leaseMs ?? env().REQUEST_KEY_LEASE_MS;
-  const staleBefore = new Date(Date.now() - leaseMs);
+/** Settles every payment whose claim is dead. Returns how many it looked at. */
+export async function reconcileStalePayments(
+  options: { atStartup?: boolean; now?: () => number } = {},
+): Promise<number> {
+  const now = options.now ?? Date.now;
   const mine = `${instanceName()}.`;
   const current = bootPrefix();
   // At start-up, claims taken by this instance's previous life are dead now, however young they are.
   const deadAttempt = options.atStartup ? (id: string) => id.startsWith(mine) && !id.startsWith(current) : undefined;
+  // Candidates: every claim older than the shortest lease the lab allows, or held by nobody, or this
+  // instance's previous life's; each is then judged with its own order's lease.
+  const cutoff = new Date(now() - 100);
   const db = getDb();
   const [orders, rows] = await Promise.all([
     db.order.findMany({
       where: {
         OR: [
           { status: 'UNKNOWN' },
-          { status: 'PROCESSING', claimedAt: { lt: staleBefore } },
+          { status: 'PROCESSING', claimedAt: { lt: cutoff } },
           ...(options.atStartup ? [{ status: 'PROCESSING' as const, attemptId: { startsWith: mine } }] : []),
         ],
       },
       select: { orderNo: true },
       take: 500,
     }),
-    db.idempotentRecord.findMany({
-      where: { bizType: 'PAYMENT', outcome: { equals: Prisma.AnyNull }, createdAt: { lt: staleBefore } },
-      select: { bizNo: true },
-      take: 500,
-    }),
+    db.$queryRaw<Array<{ orderNo: string }>>`
+      SELECT biz_no AS "orderNo" FROM idempotent_record
+      WHERE biz_type = 'PAYMENT' AND outcome IS NULL AND (claimed_at < ${cutoff} OR owner IS NULL
+        ${options.atStartup ? Prisma.sql`OR owner LIKE ${`${mine}%`}` : Prisma.empty})
+      LIMIT 500`,
   ]);
-  const orderNos = new Set([...orders.map((o) => o.orderNo), ...rows.map((r) => r.bizNo)]);
+  const orderNos = new Set([...orders, ...rows].map((row) => row.orderNo));
   for (const orderNo of orderNos) {
     try {
-      await reconcileOrder(orderNo, { leaseMs, deadAttempt });
+      await reconcileOrder(orderNo, { deadAttempt, now });
     } catch (error) {
       console.error(`[reconcile] ${orderNo}: ${error instanceof Error ? error.message : error}`);
     }

@@ -2,10 +2,12 @@
 // it answered, then started again under the same INSTANCE_NAME. At start-up it finds the claims its previous
 // life left behind (attempt ids carry the instance name and a boot id), asks the bank, and records the
 // charge it finds: the order is PAID with no manual step, and the customer's retry is answered with that
-// one charge. Layers 3 and 4 are what make this safe; with the request key alone, the retry charges again.
+// one charge. The request key alone survives it too (its retry takes the dead claim over and asks the bank
+// under the key's fencing token); with every defence off, the retry charges again.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ALL_OFF,
   ALL_ON,
   type Answer,
   type App,
@@ -25,13 +27,14 @@ const INSTANCE = 'hostile-crash';
 // The bank records the charge first and answers this much later: the window in which the process dies.
 // Long, so that the kill always lands inside it; the orders are given a fast bank again after the restart.
 const BANK_LATENCY_MS = 8_000;
-const REQUEST_KEY_ONLY: Layers = { ...ALL_ON, stateMachine: false, uniqueConstraint: false };
+const REQUEST_KEY_ONLY: Layers = { ...ALL_ON, stateMachine: false, uniqueConstraint: false, bankKey: false };
 
 let databaseUrl = '';
 let app: App | undefined;
 const payments = {
   defended: { layers: ALL_ON, orderNo: '', key: '' },
   requestKeyOnly: { layers: REQUEST_KEY_ONLY, orderNo: '', key: '' },
+  undefended: { layers: ALL_OFF, orderNo: '', key: '' },
 };
 
 const running = (): App => {
@@ -119,8 +122,18 @@ describe('the app is killed while the bank holds a payment, and restarted', () =
     expect(await chargesOf(databaseUrl, orderNo)).toHaveLength(1);
   });
 
-  it('with the request key alone (layers 3-4 off), the retry after its lease charges the card again', async () => {
+  it('the request key alone (layers 3-5 off): after its lease, the retry takes the dead claim over, asks the bank, and gets the one charge', async () => {
     const { orderNo, key } = payments.requestKeyOnly;
+    const [charge] = await chargesOf(databaseUrl, orderNo);
+    const retry = await retryUntilAnswered(orderNo, key);
+    expect(retry.status, retry.text).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.json()).toMatchObject({ status: 'PAID', chargeId: charge?.id });
+    expect(await chargesOf(databaseUrl, orderNo)).toHaveLength(1);
+  });
+
+  it('with every defence off, the retry charges the card again', async () => {
+    const { orderNo, key } = payments.undefended;
     const retry = await retryUntilAnswered(orderNo, key);
     expect(retry.status, retry.text).toBe(201);
     expect(await chargesOf(databaseUrl, orderNo)).toHaveLength(2);

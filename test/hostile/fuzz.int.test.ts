@@ -428,7 +428,7 @@ describe('the lab routes', () => {
     const after = await send(`${running().url}/api/lab/config`);
     expect(after.json()).toEqual(before.json());
     expect(after.json()).toMatchObject({
-      layers: { token: true, requestKey: true, stateMachine: true, uniqueConstraint: true },
+      layers: { token: true, requestKey: true, stateMachine: true, uniqueConstraint: true, bankKey: true },
     });
   });
 

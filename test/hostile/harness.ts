@@ -14,6 +14,7 @@ export type Layers = {
   requestKey: boolean;
   stateMachine: boolean;
   uniqueConstraint: boolean;
+  bankKey: boolean;
 };
 
 export const ALL_ON: Layers = {
@@ -22,6 +23,7 @@ export const ALL_ON: Layers = {
   requestKey: true,
   stateMachine: true,
   uniqueConstraint: true,
+  bankKey: true,
 };
 export const ALL_OFF: Layers = {
   pendingUi: false,
@@ -29,6 +31,7 @@ export const ALL_OFF: Layers = {
   requestKey: false,
   stateMachine: false,
   uniqueConstraint: false,
+  bankKey: false,
 };
 
 /**
@@ -44,6 +47,9 @@ export function labFor(layers: Layers, bankLatencyMs = 0) {
       bankTimeoutAfterCharge: false,
       crashAfterCharge: false,
       receiptCrashBeforeAck: false,
+      stallBeforeBankMs: 0,
+      bankLateChargeMs: 0,
+      crashBeforeCharge: false,
     },
   };
 }

@@ -119,8 +119,17 @@ export const oddJson = fc.constantFrom(
 );
 
 const notABoolean = fc.oneof(fc.constantFrom(0, 1, 'true', 'false', null, [], {}), fc.string({ maxLength: 5 }));
-const LAYERS = ['pendingUi', 'token', 'requestKey', 'stateMachine', 'uniqueConstraint'] as const;
-const FAULTS = ['bankLatencyMs', 'bankFailure', 'bankTimeoutAfterCharge', 'crashAfterCharge', 'receiptCrashBeforeAck'];
+const LAYERS = ['pendingUi', 'token', 'requestKey', 'stateMachine', 'uniqueConstraint', 'bankKey'] as const;
+const FAULTS = [
+  'bankLatencyMs',
+  'bankFailure',
+  'bankTimeoutAfterCharge',
+  'crashAfterCharge',
+  'receiptCrashBeforeAck',
+  'stallBeforeBankMs',
+  'bankLateChargeMs',
+  'crashBeforeCharge',
+];
 
 /** Lab settings that break the contract: wrong shapes, wrong types, unknown switches, out-of-range faults. */
 export const badLab: fc.Arbitrary<unknown> = fc.oneof(
@@ -138,6 +147,13 @@ export const badLab: fc.Arbitrary<unknown> = fc.oneof(
     .filter((mode) => !['none', 'decline', 'error'].includes(mode))
     .map((bankFailure) => ({ faults: { bankFailure } })),
   notABoolean.map((crashAfterCharge) => ({ faults: { crashAfterCharge } })),
+  fc
+    .oneof(fc.integer({ max: -1 }), fc.integer({ min: 10_001 }), fractional, fc.constantFrom('0', null))
+    .map((bankLateChargeMs) => ({ faults: { bankLateChargeMs } })),
+  fc
+    .oneof(fc.integer({ max: 99 }), fc.integer({ min: 600_001 }), fractional, fc.constantFrom('1000', null, {}))
+    .map((leaseMs) => ({ claims: { leaseMs } })),
+  unknownKey('leaseMs').map((name) => ({ claims: { [name]: 1_000 } })),
   fc
     .oneof(fc.integer({ max: 99 }), fc.integer({ min: 30_001 }), fractional)
     .map((timeoutMs) => ({ gateway: { timeoutMs } })),

@@ -44,18 +44,26 @@ export type Schedule = {
   duplicates: number;
   /** Whether the duplicates retry with the first attempt's key (one intent) or each bring their own. */
   sameKey: boolean;
-  /** Whether a reconciler runs during the schedule (duplicates reconcile on demand anyway). */
-  reconciler: boolean;
+  /** How many reconcilers run during the schedule, 0-2 (two instances' sweeps overlap; duplicates reconcile too). */
+  reconcilers: number;
   /** The clock's jumps, each at a moment the scheduler chooses: past the lease, or past the bank's window. */
   ticks: Array<'lease' | 'window'>;
   /** The interleaving: which actor runs at each step (indices in spawning order). */
   choices: number[];
 };
 
+/** What every schedule must end with (checked after time has passed and the reconciler has run). */
+export const INVARIANTS = [
+  'at most one charge per order when layer 3, 4 or 5 is on (layer 2 alone: per key)',
+  'nobody is told PAID without a charge',
+  'a charge ends in a PAID order naming it, its dedup row agreeing',
+  'no charge ends with no claim left',
+];
+
 export const LEASE_MS = 100;
 export const LATE_CHARGE_MS = 2_000;
 
-export type Finding = { schedule: Schedule; trace: string[]; violations: string[] };
+export type Finding = { schedule: Schedule; trace: string[]; violations: string[]; ends: string[] };
 
 /** The process "dies" here: the pipeline must not run another line of its own after it. */
 class SimulatedCrash extends Error {}
@@ -84,21 +92,13 @@ export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc.record({
   first: fc.constantFrom(...FIRST_FAULTS),
   duplicates: fc.integer({ min: 1, max: 3 }),
   sameKey: fc.boolean(),
-  reconciler: fc.boolean(),
+  reconcilers: fc.integer({ min: 0, max: 2 }),
   ticks: fc.array(fc.constantFrom<'lease' | 'window'>('lease', 'window'), { maxLength: 2 }),
-  choices: fc.array(fc.nat({ max: 5 }), { minLength: 1, maxLength: 48 }),
+  choices: fc.array(fc.nat({ max: 6 }), { minLength: 1, maxLength: 48 }),
 });
 
-export type ExploreOptions = {
-  /**
-   * Before the fix, layer 2's lease was Redis's own PX expiry, in real time: a clock jump past the lease
-   * then has to wait it out for real (the actors stay stopped meanwhile, so the wait decides nothing).
-   */
-  realTimeLeases?: boolean;
-};
-
 /** Runs one schedule and returns what it broke (nothing: undefined). */
-export async function runSchedule(schedule: Schedule, options: ExploreOptions = {}): Promise<Finding | undefined> {
+export async function runSchedule(schedule: Schedule): Promise<Finding | undefined> {
   // A virtual clock, from now on: every lease, every window and the bank's statement are judged by it.
   const clock = { now: Date.now() };
   const now = () => clock.now;
@@ -107,13 +107,13 @@ export async function runSchedule(schedule: Schedule, options: ExploreOptions = 
   const caller = clientScope(`race-${orderNo}`);
   const scheduler = new RaceScheduler(schedule.choices);
 
+  const publish = () => {};
   const payOptions = (at: RaceHook | undefined, faults: Partial<Faults>): PayOptions => ({
     ...defaultPayOptions(),
-    leaseMs: LEASE_MS,
     now,
     at,
     faults,
-    publish: () => {},
+    publish,
     crash: () => {
       throw new SimulatedCrash();
     },
@@ -127,8 +127,8 @@ export async function runSchedule(schedule: Schedule, options: ExploreOptions = 
     payments.push(scheduler.spawn(`dup${i}`, (at) => payWith(schedule.sameKey ? 'k0' : `k${i}`, at)));
   }
   const others: Array<Promise<ActorEnd<unknown>>> = [];
-  if (schedule.reconciler) {
-    others.push(scheduler.spawn('rec', (at) => reconcileOrder(orderNo, { leaseMs: LEASE_MS, now, at })));
+  for (let i = 1; i <= schedule.reconcilers; i++) {
+    others.push(scheduler.spawn(`rec${i}`, (at) => reconcileOrder(orderNo, { leaseMs: LEASE_MS, now, at, publish })));
   }
   if (schedule.ticks.length > 0) {
     others.push(
@@ -137,7 +137,6 @@ export async function runSchedule(schedule: Schedule, options: ExploreOptions = 
           await at('tick');
           const jump = tick === 'lease' ? LEASE_MS + 1 : BANK_SETTLEMENT_WINDOW_MS + 1;
           clock.now += jump;
-          if (options.realTimeLeases && tick === 'lease') await new Promise((resolve) => setTimeout(resolve, jump));
         }
       }),
     );
@@ -148,9 +147,14 @@ export async function runSchedule(schedule: Schedule, options: ExploreOptions = 
     await scheduler.run();
   } catch (error) {
     violations.push(`stuck: ${(error as Error).message}`);
-    return { schedule, trace: scheduler.trace, violations };
+    return { schedule, trace: scheduler.trace, violations, ends: [] };
   }
   const ends = await Promise.all(payments);
+  const endsInWords = ends.map((end, i) =>
+    end.kind === 'threw'
+      ? `${i === 0 ? 'first' : `dup${i}`}: threw ${(end.error as Error).constructor.name}`
+      : `${i === 0 ? 'first' : `dup${i}`}: ${end.value.kind}${'answeredBy' in end.value ? ` (${end.value.answeredBy})` : ''}${'outcome' in end.value ? ` ${end.value.outcome.status}` : ''}`,
+  );
   for (const end of [...ends, ...(await Promise.all(others))]) {
     if (end.kind === 'threw' && !(end.error instanceof SimulatedCrash)) {
       violations.push(`an actor threw: ${(end.error as Error).message}`);
@@ -159,9 +163,15 @@ export async function runSchedule(schedule: Schedule, options: ExploreOptions = 
 
   // Time passes (every late charge lands, every lease runs out), and the reconciler runs to quiescence.
   clock.now += BANK_SETTLEMENT_WINDOW_MS + LEASE_MS + 1;
-  if (options.realTimeLeases) await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 1));
   const settle = async () => {
-    for (let round = 0; round < 3; round++) await reconcileOrder(orderNo, { leaseMs: LEASE_MS, now });
+    // The reconciler runs until it has nothing left to do; while a holder's lease or the bank's settlement
+    // window has to run out first, time passes for that long.
+    for (let round = 0; round < 6; round++) {
+      const reconciled = await reconcileOrder(orderNo, { leaseMs: LEASE_MS, now, publish });
+      if (reconciled.kind === 'waiting') clock.now += reconciled.retryAfterMs + 1;
+      else if (reconciled.kind === 'running') clock.now += LEASE_MS + 1;
+      else if (reconciled.kind !== 'released') break;
+    }
   };
   await settle();
   const told = ends.flatMap((end) => (end.kind === 'returned' ? [end.value] : []));
@@ -182,7 +192,9 @@ export async function runSchedule(schedule: Schedule, options: ExploreOptions = 
   const bounded = databaseLayer || layers.bankKey || (layers.requestKey && schedule.sameKey);
   if (bounded && charges.length > 1) violations.push(`${charges.length} charges for one order`);
 
-  return violations.length > 0 ? { schedule, trace: scheduler.trace, violations } : undefined;
+  const last = told.at(-1);
+  if (last) endsInWords.push(`last retry: ${last.kind}${'outcome' in last ? ` ${last.outcome.status}` : ''}`);
+  return violations.length > 0 ? { schedule, trace: scheduler.trace, violations, ends: endsInWords } : undefined;
 }
 
 async function chargesOf(orderNo: string): Promise<string[]> {
@@ -226,7 +238,6 @@ export async function explore(options: {
   count: number;
   lanes?: number;
   seed?: number;
-  explore?: ExploreOptions;
   fixed?: Partial<Schedule>;
 }): Promise<{ schedules: number; seconds: number; failures: Array<{ seed: number; finding: Finding }> }> {
   const lanes = options.lanes ?? 6;
@@ -241,16 +252,16 @@ export async function explore(options: {
       const result = await fc.check(
         fc.asyncProperty(schedulesWith(options.fixed), async (schedule) => {
           schedules++;
-          last = await runSchedule(schedule, options.explore);
+          last = await runSchedule(schedule);
           return last === undefined;
         }),
         { numRuns: Math.ceil(options.count / lanes), seed, endOnFailure: false, maxSkipsPerRun: 0 },
       );
       if (result.failed && result.counterexample) {
-        const finding = await runSchedule(result.counterexample[0], options.explore);
+        const finding = await runSchedule(result.counterexample[0]);
         failures.push({
           seed,
-          finding: finding ?? last ?? { schedule: result.counterexample[0], trace: [], violations: [] },
+          finding: finding ?? last ?? { schedule: result.counterexample[0], trace: [], violations: [], ends: [] },
         });
       }
     }),

@@ -1,0 +1,17 @@
+-- Layer 2: renew a claim this attempt still holds (before it calls the bank, after a long pause).
+-- KEYS[1]  idem:{caller}:{key}
+-- ARGV[1]  the owner id that claimed the key
+-- ARGV[2]  its fencing token
+-- ARGV[3]  the time of the renewal (the lease runs again from it)
+-- Returns  1 when renewed; 0 when the claim is no longer this attempt's (it was taken over: stop).
+local current = redis.call('GET', KEYS[1])
+if not current then
+  return 0
+end
+local ok, record = pcall(cjson.decode, current)
+if not ok or record.state ~= 'processing' or record.owner ~= ARGV[1] or record.fence ~= tonumber(ARGV[2]) then
+  return 0
+end
+record.since = tonumber(ARGV[3])
+redis.call('SET', KEYS[1], cjson.encode(record), 'KEEPTTL')
+return 1

@@ -1,0 +1,30 @@
+-- Layer 2: take over an abandoned claim (its holder stalled or died past its lease, or the outcome became
+-- unknown), as a compare-and-set on exactly the claim the caller judged.
+-- KEYS[1]  idem:{caller}:{key}
+-- ARGV[1]  the owner id the caller saw ('' for none)
+-- ARGV[2]  the fencing token the caller saw
+-- ARGV[3]  the new "processing" record (JSON, this attempt's owner id), without its token
+-- ARGV[4]  how long the record lives, in milliseconds
+-- Returns  the new fencing token (higher than the one seen) when the claim is now this attempt's; nil when
+--          the record is no longer the one the caller saw (someone else moved first).
+local current = redis.call('GET', KEYS[1])
+if not current then
+  return nil
+end
+local ok, record = pcall(cjson.decode, current)
+if not ok or record.state == 'done' then
+  return nil
+end
+local owner = record.owner
+if owner == nil or owner == cjson.null then
+  owner = ''
+end
+if owner ~= ARGV[1] or record.fence ~= tonumber(ARGV[2]) then
+  return nil
+end
+local time = redis.call('TIME')
+local fence = math.max(record.fence + 1, tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))
+local taken = cjson.decode(ARGV[3])
+taken.fence = fence
+redis.call('SET', KEYS[1], cjson.encode(taken), 'PX', ARGV[4])
+return fence

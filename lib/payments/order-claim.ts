@@ -1,0 +1,382 @@
+import 'server-only';
+// The database's claim on an order, as the pipeline and the recovery path use it: layer 3's PROCESSING
+// (or UNKNOWN) state on the order, layer 4's dedup row, or both. Each carries the holder, the fencing
+// token (the order's generation), when it was taken or renewed, and since when its outcome is in doubt.
+// Every write here is a compare-and-set on exactly what the writer holds or inspected:
+//   - an attempt renews, records, releases or gives up its claim only while holder and token are its own;
+//   - the reconciler (or a duplicate) takes a dead claim over only if it is still the claim it judged
+//     dead, raising the token, and then settles, releases or resumes it only under its own id and token.
+// The recovery path's writes run in one transaction each, with the order row locked first and the dedup
+// row second (the order every statement here and in the claim takes them in), so they cannot deadlock.
+import { getDb } from '../db.ts';
+import type { ClaimState } from '../defences/fencing.ts';
+import { statusesAllowing, targetOf } from '../defences/payment-transitions.ts';
+import { PAYMENT_PAID } from '../events/outbox.ts';
+import type { PaymentStatus } from '../generated/prisma/client.ts';
+import { Prisma } from '../generated/prisma/client.ts';
+import type { Layers } from '../lab/settings.ts';
+import { outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
+
+type Tx = Prisma.TransactionClient;
+
+/** What an attempt (or a taker) holds: its id and the claim's fencing token. */
+export type Hold = { orderNo: string; attemptId: string; fence: number };
+
+/** The lock name the order's fencing token is checked against at the bank. */
+export function orderLock(orderNo: string): string {
+  return `order:${orderNo}`;
+}
+
+/** The order as the recovery path inspects it: its state, and its claims. */
+export type ClaimView = {
+  orderNo: string;
+  amountCents: number;
+  status: PaymentStatus;
+  /** The order's generation (its fencing token); the dedup row carries the one it was claimed under. */
+  fence: number;
+  /** Its own lab settings (the lease), as stored. */
+  lab: unknown;
+  /** The final outcome, when the order or its dedup row records one. */
+  recorded: PaymentOutcome | undefined;
+  /** Layer 3's claim: the order PROCESSING or UNKNOWN. */
+  order: ClaimState | null;
+  /** Layer 4's claim: a dedup row without an outcome. */
+  row: ClaimState | null;
+  /** The dedup row as stored (with an outcome or not), to compare before writing. */
+  rowKey: string | null;
+};
+
+type ViewRow = {
+  orderNo: string;
+  amountCents: number;
+  status: PaymentStatus;
+  attemptId: string | null;
+  claimedAt: Date | null;
+  fence: number;
+  unknownSince: Date | null;
+  chargeId: string | null;
+  paidAt: Date | null;
+  declineReason: string | null;
+  lab: unknown;
+};
+type RowRow = { owner: string | null; fence: number; claimedAt: Date; unknownSince: Date | null; outcome: unknown };
+
+const ms = (date: Date | null) => (date ? date.getTime() : null);
+
+function toView(order: ViewRow, row: RowRow | undefined): ClaimView {
+  const recorded = outcomeFromOrder(order) ?? parseOutcome(row?.outcome);
+  const claimed = order.status === 'PROCESSING' || order.status === 'UNKNOWN';
+  return {
+    orderNo: order.orderNo,
+    amountCents: order.amountCents,
+    status: order.status,
+    fence: order.fence,
+    lab: order.lab,
+    recorded,
+    order: claimed
+      ? {
+          holder: order.attemptId,
+          fence: order.fence,
+          claimedAt: ms(order.claimedAt) ?? 0,
+          unknownSince: ms(order.unknownSince),
+        }
+      : null,
+    row:
+      row && row.outcome === null
+        ? {
+            holder: row.owner,
+            fence: row.fence,
+            claimedAt: row.claimedAt.getTime(),
+            unknownSince: ms(row.unknownSince),
+          }
+        : null,
+    rowKey: row ? JSON.stringify([row.owner, row.fence, row.claimedAt.getTime(), row.outcome !== null]) : null,
+  };
+}
+
+const ORDER_COLUMNS = Prisma.sql`order_no AS "orderNo", amount_cents AS "amountCents", status, attempt_id AS "attemptId",
+  claimed_at AS "claimedAt", fence, unknown_since AS "unknownSince", charge_id AS "chargeId", paid_at AS "paidAt",
+  decline_reason AS "declineReason", lab`;
+const ROW_COLUMNS = Prisma.sql`owner, fence, claimed_at AS "claimedAt", unknown_since AS "unknownSince", outcome`;
+
+async function selectView(db: Tx, orderNo: string, lock: boolean): Promise<ClaimView | undefined> {
+  const forUpdate = lock ? Prisma.sql`FOR UPDATE` : Prisma.empty;
+  // The order row first, then the dedup row: the lock order of every writer.
+  const [order] = await db.$queryRaw<
+    ViewRow[]
+  >`SELECT ${ORDER_COLUMNS} FROM orders WHERE order_no = ${orderNo} ${forUpdate}`;
+  if (!order) return undefined;
+  const [row] = await db.$queryRaw<RowRow[]>`
+    SELECT ${ROW_COLUMNS} FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no = ${orderNo} ${forUpdate}`;
+  return toView(order, row);
+}
+
+/** The order and its claims, as they are now (no lock). */
+export async function readClaim(orderNo: string): Promise<ClaimView | undefined> {
+  return selectView(getDb(), orderNo, false);
+}
+
+/** The claim that decides: the order's (layer 3) if it has one, else the dedup row's (layer 4). */
+export function claimOf(view: ClaimView): ClaimState | null {
+  return view.order ?? view.row;
+}
+
+function sameClaim(a: ClaimView, b: ClaimView): boolean {
+  return (
+    a.status === b.status &&
+    a.fence === b.fence &&
+    JSON.stringify(a.order) === JSON.stringify(b.order) &&
+    a.rowKey === b.rowKey
+  );
+}
+
+function heldBy(view: ClaimView, hold: Hold): boolean {
+  const claims = [view.order, view.row].filter((claim) => claim !== null);
+  return (
+    view.fence === hold.fence &&
+    claims.length > 0 &&
+    claims.every((claim) => claim.holder === hold.attemptId && claim.fence === hold.fence)
+  );
+}
+
+/** Runs `write` with the order and its dedup row locked, if `check` still holds for them. */
+async function whileLocked<T>(
+  orderNo: string,
+  check: (current: ClaimView) => boolean,
+  write: (tx: Tx, current: ClaimView) => Promise<T>,
+): Promise<T | undefined> {
+  return getDb().$transaction(async (tx) => {
+    const current = await selectView(tx, orderNo, true);
+    return current && check(current) ? write(tx, current) : undefined;
+  });
+}
+
+// ---- The attempt: its own claim, on the hot path (one statement each) --------------------------------
+
+/** Renews the attempt's claims (after a long pause, before the bank); false when it lost one of them. */
+export async function renewClaim(hold: Hold, layers: Layers, now: Date): Promise<boolean> {
+  const [renewed] = await getDb().$queryRaw<Array<{ order: number; row: number }>>`
+    WITH o AS (
+      UPDATE orders SET claimed_at = ${now}
+      WHERE order_no = ${hold.orderNo} AND attempt_id = ${hold.attemptId} AND fence = ${hold.fence} AND status = 'PROCESSING'
+      RETURNING 1),
+    r AS (
+      UPDATE idempotent_record SET claimed_at = ${now}
+      WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo} AND owner = ${hold.attemptId} AND fence = ${hold.fence}
+        AND outcome IS NULL
+      RETURNING 1)
+    SELECT (SELECT count(*) FROM o)::int AS "order", (SELECT count(*) FROM r)::int AS "row"`;
+  return (!layers.stateMachine || renewed?.order === 1) && (!layers.uniqueConstraint || renewed?.row === 1);
+}
+
+/** The bank failed before charging: nothing moved, the attempt gives its claims back. */
+export async function releaseClaim(hold: Hold): Promise<void> {
+  await getDb().$executeRaw`
+    WITH o AS (
+      UPDATE orders SET status = ${targetOf('failedBeforeCharge')}::payment_status, attempt_id = NULL, claimed_at = NULL,
+        updated_at = now()
+      WHERE order_no = ${hold.orderNo} AND attempt_id = ${hold.attemptId} AND fence = ${hold.fence}
+        AND status = ANY(${statusesAllowing('failedBeforeCharge')}::payment_status[])
+      RETURNING 1)
+    DELETE FROM idempotent_record
+    WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo} AND owner = ${hold.attemptId} AND fence = ${hold.fence}
+      AND outcome IS NULL`;
+}
+
+/**
+ * The bank did not answer: the outcome is unknown. The attempt keeps the claim in doubt (the order UNKNOWN,
+ * the dedup row without an outcome), so no retry can charge again, and lets go of it: the reconciler may
+ * take it over at once. The settlement window runs from now (the request was sent before).
+ */
+export async function keepClaimUnknown(hold: Hold, now: Date): Promise<void> {
+  await getDb().$executeRaw`
+    WITH o AS (
+      UPDATE orders SET status = ${targetOf('timedOut')}::payment_status, attempt_id = NULL, unknown_since = ${now},
+        updated_at = now()
+      WHERE order_no = ${hold.orderNo} AND attempt_id = ${hold.attemptId} AND fence = ${hold.fence}
+        AND status = ANY(${statusesAllowing('timedOut')}::payment_status[])
+      RETURNING 1)
+    UPDATE idempotent_record SET owner = NULL, unknown_since = ${now}
+    WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo} AND owner = ${hold.attemptId} AND fence = ${hold.fence}
+      AND outcome IS NULL`;
+}
+
+/**
+ * Step 6 of the pipeline: records the bank's answer as one SQL statement (one round trip): the order's move
+ * (layer 3: only under this attempt's claim), the outcome on the dedup row (layer 4: only under this
+ * attempt's claim), and, for a payment, the outbox event for the receipt, which therefore exists exactly
+ * when the order was recorded PAID. Returns whether the attempt's claim was still its own.
+ * Without layer 3 nothing guards the order: the last request to finish writes its outcome over the first
+ * one's. The card statement, not this row, shows how many charges there were.
+ */
+export async function recordOutcome(outcome: PaymentOutcome, hold: Hold | undefined, layers: Layers): Promise<boolean> {
+  const { orderNo } = outcome;
+  const event = outcome.status === 'PAID' ? 'charged' : 'declined';
+  const json = JSON.stringify(outcome);
+  const result =
+    outcome.status === 'PAID'
+      ? Prisma.sql`charge_id = ${outcome.chargeId}, paid_at = ${new Date(outcome.paidAt)}`
+      : Prisma.sql`decline_reason = ${outcome.reason}`;
+  const claimed = (holder: Prisma.Sql) =>
+    hold ? Prisma.sql`AND ${holder} = ${hold.attemptId} AND fence = ${hold.fence}` : Prisma.sql`AND FALSE`;
+  const guard = layers.stateMachine
+    ? Prisma.sql`${claimed(Prisma.sql`attempt_id`)} AND status = ANY(${statusesAllowing(event)}::payment_status[])`
+    : Prisma.empty;
+  const dedup = layers.uniqueConstraint
+    ? Prisma.sql`UPDATE idempotent_record SET outcome = ${json}::jsonb
+        WHERE biz_type = 'PAYMENT' AND biz_no = ${orderNo} AND outcome IS NULL ${claimed(Prisma.sql`owner`)}
+        RETURNING 1`
+    : Prisma.sql`SELECT 1 WHERE FALSE`;
+  const [recorded] = await getDb().$queryRaw<Array<{ order: number; row: number }>>`
+    WITH moved AS (
+      UPDATE orders SET status = ${targetOf(event)}::payment_status, ${result}, attempt_id = NULL, claimed_at = NULL,
+        unknown_since = NULL, updated_at = now()
+      WHERE order_no = ${orderNo} ${guard}
+      RETURNING order_no),
+    dedup AS (${dedup}),
+    event AS (
+      INSERT INTO outbox (topic, key, payload)
+      SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb FROM moved WHERE ${outcome.status === 'PAID'})
+    SELECT (SELECT count(*) FROM moved)::int AS "order", (SELECT count(*) FROM dedup)::int AS "row"`;
+  return (!layers.stateMachine || recorded?.order === 1) && (!layers.uniqueConstraint || recorded?.row === 1);
+}
+
+// ---- The recovery path: a dead claim taken over, then settled, released, resumed or left in doubt -----
+
+/**
+ * Takes over the claim judged dead in `seen`, for `taker`: only if the order and its dedup row are still
+ * exactly as seen. The claim's token is raised (the old holder's bank calls will be refused once the bank
+ * has been asked under the new one), the order becomes UNKNOWN (its outcome is in doubt until the bank
+ * answers). Returns the taker's hold, or undefined when someone moved first.
+ */
+export async function takeOverClaim(seen: ClaimView, taker: string, now: Date): Promise<Hold | undefined> {
+  return whileLocked(
+    seen.orderNo,
+    (current) => sameClaim(current, seen),
+    async (tx, current) => {
+      const fence = current.fence + 1;
+      const claimed = current.order !== null;
+      await tx.$executeRaw`
+        UPDATE orders SET fence = ${fence}, updated_at = now(),
+          status = ${claimed ? Prisma.sql`${targetOf('takenOver')}::payment_status` : Prisma.sql`status`},
+          attempt_id = ${claimed ? taker : null}, claimed_at = ${claimed ? now : null}
+        WHERE order_no = ${seen.orderNo}`;
+      if (current.row) {
+        await tx.$executeRaw`
+          UPDATE idempotent_record SET owner = ${taker}, fence = ${fence}, claimed_at = ${now}
+          WHERE biz_type = 'PAYMENT' AND biz_no = ${seen.orderNo}`;
+      }
+      return { orderNo: seen.orderNo, attemptId: taker, fence };
+    },
+  );
+}
+
+/** The bank has the charge: the order is PAID by it, under the taker's claim. False if it lost the claim. */
+export async function settleClaim(hold: Hold, outcome: PaymentOutcome & { status: 'PAID' }): Promise<boolean> {
+  const settled = await whileLocked(
+    hold.orderNo,
+    (current) => heldBy(current, hold),
+    async (tx, current) => {
+      const [moved] = await tx.$queryRaw<Array<{ orderNo: string }>>`
+        UPDATE orders SET status = ${targetOf('reconciledCharged')}::payment_status, charge_id = ${outcome.chargeId},
+          paid_at = ${new Date(outcome.paidAt)}, attempt_id = NULL, claimed_at = NULL, unknown_since = NULL,
+          updated_at = now()
+        WHERE order_no = ${hold.orderNo} AND status = ANY(${statusesAllowing('reconciledCharged')}::payment_status[])
+        RETURNING order_no AS "orderNo"`;
+      if (current.row) {
+        await tx.$executeRaw`
+          UPDATE idempotent_record SET outcome = ${JSON.stringify(outcome)}::jsonb
+          WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo}`;
+      }
+      if (moved) {
+        await tx.$executeRaw`
+          INSERT INTO outbox (topic, key, payload) VALUES (${PAYMENT_PAID}, ${hold.orderNo}, ${JSON.stringify(outcome)}::jsonb)`;
+      }
+      return true;
+    },
+  );
+  return settled === true;
+}
+
+/** No charge, and none can land: nothing moved. The order is PENDING again, the dedup row gone. */
+export async function releaseTakenClaim(hold: Hold): Promise<boolean> {
+  const released = await whileLocked(
+    hold.orderNo,
+    (current) => heldBy(current, hold),
+    async (tx, current) => {
+      if (current.order) {
+        await tx.$executeRaw`
+          UPDATE orders SET status = ${targetOf('reconciledNoCharge')}::payment_status, attempt_id = NULL,
+            claimed_at = NULL, unknown_since = NULL, updated_at = now()
+          WHERE order_no = ${hold.orderNo}`;
+      }
+      if (current.row) {
+        await tx.$executeRaw`DELETE FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo}`;
+      }
+      return true;
+    },
+  );
+  return released === true;
+}
+
+/** No charge, and none can land (or the bank's key will catch it): the taker, a payment, goes on to pay. */
+export async function resumeTakenClaim(hold: Hold, now: Date): Promise<boolean> {
+  const resumed = await whileLocked(
+    hold.orderNo,
+    (current) => heldBy(current, hold),
+    async (tx, current) => {
+      if (current.order) {
+        await tx.$executeRaw`
+          UPDATE orders SET status = ${targetOf('resumed')}::payment_status, claimed_at = ${now}, unknown_since = NULL,
+            updated_at = now()
+          WHERE order_no = ${hold.orderNo}`;
+      }
+      if (current.row) {
+        await tx.$executeRaw`
+          UPDATE idempotent_record SET claimed_at = ${now}, unknown_since = NULL
+          WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo}`;
+      }
+      return true;
+    },
+  );
+  return resumed === true;
+}
+
+/**
+ * No charge yet, and one may still land: the claim stays in doubt, and the taker lets go of it. `since`:
+ * when the outcome came into doubt with the bank fenced (an earlier time, if one is recorded, is kept).
+ */
+export async function leaveClaimInDoubt(hold: Hold, since: Date): Promise<boolean> {
+  const left = await whileLocked(
+    hold.orderNo,
+    (current) => heldBy(current, hold),
+    async (tx, current) => {
+      if (current.order) {
+        await tx.$executeRaw`
+          UPDATE orders SET attempt_id = NULL, unknown_since = COALESCE(unknown_since, ${since}), updated_at = now()
+          WHERE order_no = ${hold.orderNo}`;
+      }
+      if (current.row) {
+        await tx.$executeRaw`
+          UPDATE idempotent_record SET owner = NULL, unknown_since = COALESCE(unknown_since, ${since})
+          WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo}`;
+      }
+      return true;
+    },
+  );
+  return left === true;
+}
+
+/**
+ * The order is final but a dedup row still has no outcome (its holder died between the two writes, or the
+ * layers changed in between): the row is given the order's outcome, if it is still the row that was seen.
+ */
+export async function completeStaleRow(seen: ClaimView, outcome: PaymentOutcome): Promise<void> {
+  await whileLocked(
+    seen.orderNo,
+    (current) => current.rowKey === seen.rowKey && current.row !== null,
+    (tx) => tx.$executeRaw`
+      UPDATE idempotent_record SET outcome = ${JSON.stringify(outcome)}::jsonb
+      WHERE biz_type = 'PAYMENT' AND biz_no = ${seen.orderNo} AND outcome IS NULL`,
+  );
+}
