@@ -4,7 +4,7 @@
 // `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`; `--only scenarios` runs
 // the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images. Other
 // arguments go to Playwright (e.g. `npm run scenarios -- -g "Double click"`).
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { applyMigrations } from './lib/migrations.ts';
@@ -21,9 +21,17 @@ const BROWSER_STEPS: Step[] = ['e2e', 'scenarios', 'screenshots'];
 
 const log = (line: string) => console.log(`\n[test] ${line}`);
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): boolean {
-  const result = spawnSync(command, args, { cwd: ROOT, env, stdio: 'inherit' });
-  return result.status === 0;
+/**
+ * Runs a command to its end. Asynchronously: this process must keep reading the embedded PostgreSQL's
+ * output meanwhile, or the server blocks writing its log (a blocked event loop once stalled every
+ * backend that logged an error, such as layer 4's unique violations).
+ */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: 'inherit' });
+    child.on('error', () => resolve(false));
+    child.on('exit', (code) => resolve(code === 0));
+  });
 }
 
 const npx = (bin: string) => path.join(ROOT, 'node_modules/.bin', bin);
@@ -57,7 +65,9 @@ async function main(): Promise<number> {
   const chromiumPath = needsBrowser ? ensureProgram(CHROMIUM, log) : '';
   ensureProgram(REDIS_SERVER, log);
 
-  if (wanted('types')) await timed('types (tsc)', () => run(npx('next'), ['typegen']) && run(npx('tsc'), ['--noEmit']));
+  if (wanted('types')) {
+    await timed('types (tsc)', async () => (await run(npx('next'), ['typegen'])) && run(npx('tsc'), ['--noEmit']));
+  }
   if (wanted('lint')) await timed('lint (biome)', () => run(npx('biome'), ['check', '.']));
 
   let services: Services | undefined;
