@@ -35,6 +35,12 @@ describe('faultyService', () => {
     }
   });
 
+  it('names the database for node-postgres errors the adapter passes through unwrapped (found by the chaos storm)', () => {
+    expect(faultyService(new Error('Connection terminated unexpectedly'))).toBe('database');
+    expect(faultyService(new Error('timeout exceeded when trying to connect'))).toBe('database');
+    expect(faultyService(new Error('Connection is closed.'))).toBe('redis');
+  });
+
   it('names the database when a raw query could not reach it, and nothing for a raw query that was refused', () => {
     expect(faultyService(rawQueryError({ kind: 'DatabaseNotReachable' }))).toBe('database');
     expect(faultyService(rawQueryError({ kind: 'ConnectionClosed' }))).toBe('database');

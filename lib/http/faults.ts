@@ -46,6 +46,9 @@ export function faultyService(error: unknown): FaultyService | undefined {
   ) {
     return 'database';
   }
+  // node-postgres's own errors, passed through unwrapped by the adapter (an interactive transaction whose
+  // connection died with the server, or could not get one).
+  if (/^(Connection terminated|timeout exceeded when trying to connect)/.test(error.message)) return 'database';
   if (error.name === 'MaxRetriesPerRequestError' || REDIS_ERRORS.test(error.message)) return 'redis';
   // A bare refused connection: the database's errors arrive wrapped by Prisma (above), so this is Redis.
   if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED') return 'redis';

@@ -101,9 +101,11 @@ export async function chargeCard(
 
   // One statement: the fence is raised (and checked), and the charge inserted only if it held; a key seen
   // before returns its charge (ON CONFLICT ... DO UPDATE returns the existing row, even one committed while
-  // this statement waited for it). The charge lands at `created_at`: now, or later (fault point 4).
+  // this statement waited for it). The charge lands at `created_at`: now, or later (fault point 4: the
+  // bank is slow with the order's first charge, and only that one).
   const id = `ch_${randomBytes(12).toString('hex')}`;
-  const landsAt = new Date(now() + faults.bankLateChargeMs);
+  const landsNow = new Date(now());
+  const landsLate = new Date(now() + faults.bankLateChargeMs);
   const { fence, idempotencyKey = null } = request;
   const fenced = fence
     ? Prisma.sql`WITH raised AS (
@@ -118,7 +120,10 @@ export async function chargeCard(
   const [charge] = await getDb().$queryRaw<Charge[]>`
     ${fenced}
     INSERT INTO bank_charges (id, merchant_ref, amount_cents, created_at, idempotency_key, fence_lock)
-    SELECT ${id}, ${request.merchantRef}, ${request.amountCents}, ${landsAt}, ${idempotencyKey}, ${fence?.lock ?? null}
+    SELECT ${id}, ${request.merchantRef}, ${request.amountCents},
+      CASE WHEN EXISTS (SELECT 1 FROM bank_charges WHERE merchant_ref = ${request.merchantRef}) THEN ${landsNow}::timestamptz
+        ELSE ${landsLate}::timestamptz END,
+      ${idempotencyKey}, ${fence?.lock ?? null}
     ${holds}
     ${once}
     RETURNING id, amount_cents AS "amountCents", created_at AS "createdAt"`;
@@ -128,12 +133,13 @@ export async function chargeCard(
   // Layer 5, a key whose first request is still executing (its charge has not landed): like Stripe's 409.
   if (replayed && idempotencyKey && charge.createdAt.getTime() > now()) throw new BankKeyInUseError(idempotencyKey);
 
-  // Fault point 2: the answer is slow (the charge is already on the statement).
+  // Fault point 2: the answer is slow (the charge is already on the statement, or will be).
   const latency = Math.min(faults.bankLatencyMs, BANK_TIMEOUT_MS);
   if (latency > 0) await new Promise((resolve) => setTimeout(resolve, latency));
-  // Fault point 3: the answer never arrives. Fault point 4: the merchant gives up before the bank has
-  // charged, and the charge lands later anyway (within the settlement window).
-  if (faults.bankTimeoutAfterCharge || faults.bankLateChargeMs > 0 || faults.bankLatencyMs > BANK_TIMEOUT_MS) {
+  // Fault point 3: the answer to a new charge never arrives. Fault point 4: the merchant gives up before
+  // the bank has charged, and the charge lands later anyway (within the settlement window).
+  const late = !replayed && charge.createdAt.getTime() > now();
+  if ((!replayed && faults.bankTimeoutAfterCharge) || late || faults.bankLatencyMs > BANK_TIMEOUT_MS) {
     throw new BankTimeoutError(faults.bankLatencyMs > BANK_TIMEOUT_MS ? BANK_TIMEOUT_MS : latency);
   }
   return { ...charge, replayed };

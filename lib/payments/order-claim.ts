@@ -99,12 +99,12 @@ const ORDER_COLUMNS = Prisma.sql`order_no AS "orderNo", amount_cents AS "amountC
   decline_reason AS "declineReason", lab`;
 const ROW_COLUMNS = Prisma.sql`owner, fence, claimed_at AS "claimedAt", unknown_since AS "unknownSince", outcome`;
 
-async function selectView(db: Tx, orderNo: string, lock: boolean): Promise<ClaimView | undefined> {
-  const forUpdate = lock ? Prisma.sql`FOR UPDATE` : Prisma.empty;
+async function selectView(db: Tx, orderNo: string, lock: 'none' | 'wait' | 'skip'): Promise<ClaimView | undefined> {
+  const forUpdate = lock === 'none' ? Prisma.empty : Prisma.sql`FOR UPDATE`;
+  const onOrder = lock === 'skip' ? Prisma.sql`FOR UPDATE SKIP LOCKED` : forUpdate;
   // The order row first, then the dedup row: the lock order of every writer.
-  const [order] = await db.$queryRaw<
-    ViewRow[]
-  >`SELECT ${ORDER_COLUMNS} FROM orders WHERE order_no = ${orderNo} ${forUpdate}`;
+  const [order] = await db.$queryRaw<ViewRow[]>`
+    SELECT ${ORDER_COLUMNS} FROM orders WHERE order_no = ${orderNo} ${onOrder}`;
   if (!order) return undefined;
   const [row] = await db.$queryRaw<RowRow[]>`
     SELECT ${ROW_COLUMNS} FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no = ${orderNo} ${forUpdate}`;
@@ -113,7 +113,7 @@ async function selectView(db: Tx, orderNo: string, lock: boolean): Promise<Claim
 
 /** The order and its claims, as they are now (no lock). */
 export async function readClaim(orderNo: string): Promise<ClaimView | undefined> {
-  return selectView(getDb(), orderNo, false);
+  return selectView(getDb(), orderNo, 'none');
 }
 
 /** The claim that decides: the order's (layer 3) if it has one, else the dedup row's (layer 4). */
@@ -139,14 +139,19 @@ function heldBy(view: ClaimView, hold: Hold): boolean {
   );
 }
 
-/** Runs `write` with the order and its dedup row locked, if `check` still holds for them. */
+/**
+ * Runs `write` with the order and its dedup row locked, if `check` still holds for them. `skip`: when the
+ * order is locked by someone else, give up at once instead of waiting (twenty duplicates that find one dead
+ * claim at once do not queue up behind each other: one takes it over, the others answer "in progress").
+ */
 async function whileLocked<T>(
   orderNo: string,
   check: (current: ClaimView) => boolean,
   write: (tx: Tx, current: ClaimView) => Promise<T>,
+  lock: 'wait' | 'skip' = 'wait',
 ): Promise<T | undefined> {
   return getDb().$transaction(async (tx) => {
-    const current = await selectView(tx, orderNo, true);
+    const current = await selectView(tx, orderNo, lock);
     return current && check(current) ? write(tx, current) : undefined;
   });
 }
@@ -268,6 +273,7 @@ export async function takeOverClaim(seen: ClaimView, taker: string, now: Date): 
       }
       return { orderNo: seen.orderNo, attemptId: taker, fence };
     },
+    'skip',
   );
 }
 

@@ -167,6 +167,8 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   await at?.('pay.claim');
   // 2. Request key: the business identity of the intent, scoped to the caller.
   let key: HeldKey | undefined;
+  /** Whether this attempt took a dead claim over (it recovers a stalled or dead attempt's payment). */
+  let tookOver = false;
   if (!layers.requestKey) {
     lane.mark('requestKey', 'off');
   } else {
@@ -220,6 +222,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
           return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
         }
         key = { name, fingerprint, owner: attemptId, fence };
+        tookOver = true;
         lane.mark(
           'requestKey',
           'took over',
@@ -269,6 +272,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
     return claim.result;
   }
   const hold = claim.kind === 'held' ? claim.hold : undefined;
+  if (claim.kind === 'held' && claim.tookOver) tookOver = true;
   const claimedAt = now();
   // The fencing token the bank checks: the order's claim when layer 3 or 4 holds it, else the key's.
   const fence: Fence | undefined = hold
@@ -278,17 +282,19 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
       : undefined;
 
   // The lab's faults between the claim and the bank: a pause (a GC pause, an overloaded host), or a crash.
-  if (faults.stallBeforeBankMs > 0) {
-    lane.mark('request', 'stalled', `paused ${faults.stallBeforeBankMs} ms holding its claims (lease ${leaseMs} ms)`);
+  // The pause strikes an attempt that claimed the order, not one recovering it from a stalled attempt.
+  const stallMs = tookOver ? 0 : faults.stallBeforeBankMs;
+  if (stallMs > 0) {
+    lane.mark('request', 'stalled', `paused ${stallMs} ms holding its claims (lease ${leaseMs} ms)`);
     lane.flush();
-    await new Promise((resolve) => setTimeout(resolve, faults.stallBeforeBankMs));
+    await new Promise((resolve) => setTimeout(resolve, stallMs));
   }
   if (faults.crashBeforeCharge) options.crash();
   await at?.('pay.beforeBank');
 
   // An attempt that paused for half its lease renews its claims, and stops if it lost one (it was taken
   // over). A fresh one cannot have lost them. Either way the bank checks the token: this is only early.
-  if (now() - claimedAt > leaseMs / 2 || faults.stallBeforeBankMs > 0) {
+  if (now() - claimedAt > leaseMs / 2 || stallMs > 0) {
     const renewedAt = now();
     const held =
       (!hold || (await renewClaim(hold, layers, new Date(renewedAt)))) &&
@@ -392,7 +398,7 @@ type Claimed =
   /** Layers 3 and 4 are off: nothing to hold. */
   | { kind: 'off' }
   /** This attempt holds the order (it claimed it, or took a dead claim over). */
-  | { kind: 'held'; hold: Hold }
+  | { kind: 'held'; hold: Hold; tookOver: boolean }
   /** A duplicate: the answer it gets. */
   | { kind: 'answered'; result: Result };
 
@@ -422,7 +428,7 @@ async function claimInDatabase(
       if (fence !== undefined) {
         if (layers.stateMachine) lane.mark('stateMachine', 'claimed', `PENDING → PROCESSING (1 row), fence ${fence}`);
         if (layers.uniqueConstraint) lane.mark('uniqueConstraint', 'inserted', `(PAYMENT, ${orderNo}), fence ${fence}`);
-        return { kind: 'held', hold: { orderNo, attemptId, fence } };
+        return { kind: 'held', hold: { orderNo, attemptId, fence }, tookOver: false };
       }
       layer = 'stateMachine';
     } catch (error) {
@@ -457,7 +463,7 @@ async function claimInDatabase(
           'took over',
           `${why}, but the first attempt's claim was dead: taken over, fence ${answer.hold.fence}`,
         );
-        return { kind: 'held', hold: answer.hold };
+        return { kind: 'held', hold: answer.hold, tookOver: true };
       case 'waiting':
         lane.mark(layer, 'stopped', `${why}: the first attempt's outcome is being confirmed with the bank`);
         return {
