@@ -32,15 +32,20 @@ test('the lab switches change behaviour without a restart, in every open tab', a
   const checkout = new CheckoutPage(checkoutTab);
   await expect(checkoutTab.getByRole('list', { name: 'Defences for this order' })).toContainText('0 Pending UI: on');
 
-  for (const name of ['Pending UI', 'One-time token', 'Request key', 'State machine', 'Unique constraint']) {
+  for (const name of [
+    'Pending UI',
+    'One-time token',
+    'Request key',
+    'State machine',
+    'Unique constraint',
+    'Bank key',
+  ]) {
     await switchNamed(labA, name).uncheck();
   }
   // The other lab tab and the open checkout follow, without a reload.
-  for (const name of ['Pending UI', 'Unique constraint']) await expect(switchNamed(labB, name)).not.toBeChecked();
+  for (const name of ['Pending UI', 'Bank key']) await expect(switchNamed(labB, name)).not.toBeChecked();
   await expect(checkoutTab.getByRole('list', { name: 'Defences for this order' })).toContainText('0 Pending UI: off');
-  await expect(checkoutTab.getByRole('list', { name: 'Defences for this order' })).toContainText(
-    '4 Unique constraint: off',
-  );
+  await expect(checkoutTab.getByRole('list', { name: 'Defences for this order' })).toContainText('5 Bank key: off');
 
   await checkout.payButton.dblclick();
   await expect(checkout.chargeCount).toHaveText('Charged 2 times for one order!', { timeout: 15_000 });
@@ -56,6 +61,31 @@ test('the lab switches change behaviour without a restart, in every open tab', a
   await expect(safe.outcome).toContainText('Payment successful');
   await safeTab.waitForTimeout(1_000);
   expect(await chargeCount(safeOrder)).toBe(1);
+});
+
+test('the lease and the recovery faults are lab settings, saved from the lab page', async ({ page, request }) => {
+  await request.post('/api/lab/reset');
+  await page.goto('/lab');
+  const lease = page.getByLabel('Lease (ms)');
+  await expect(lease).toBeEnabled();
+  await lease.fill('1000');
+  await page.getByLabel(/Late charge \(ms\)/).fill('1500');
+  await page.getByLabel(/Pause between the claim and the bank/).fill('2500');
+  await page.getByLabel(/Crash the app holding its claims/).check();
+  await expect(async () => {
+    const config = await (await request.get('/api/lab/config')).json();
+    expect(config.claims).toEqual({ leaseMs: 1000 });
+    expect(config.faults).toMatchObject({ bankLateChargeMs: 1500, stallBeforeBankMs: 2500, crashBeforeCharge: true });
+  }).toPass({ timeout: 5_000 });
+  // Out of range is refused by the server, naming the field.
+  const bad = await request.put('/api/lab/config', {
+    data: { claims: { leaseMs: 50 }, faults: { bankLateChargeMs: 20_000 } },
+  });
+  expect(bad.status()).toBe(400);
+  expect(((await bad.json()).errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual([
+    'claims.leaseMs',
+    'faults.bankLateChargeMs',
+  ]);
 });
 
 test('GET /api/lab/config returns the whole; PUT merges a partial change', async ({ request }) => {

@@ -8,10 +8,14 @@ import { useEvery } from '@/lib/ui/use-polling';
 type StoredEvent = TimelineEvent & { id: string; streamId: string };
 
 const FAULT_SWITCHES: Array<{
-  key: 'bankTimeoutAfterCharge' | 'crashAfterCharge' | 'receiptCrashBeforeAck';
+  key: 'bankTimeoutAfterCharge' | 'crashBeforeCharge' | 'crashAfterCharge' | 'receiptCrashBeforeAck';
   label: ReactNode;
 }> = [
   { key: 'bankTimeoutAfterCharge', label: 'Charge, then time out (the outcome is unknown to the merchant)' },
+  {
+    key: 'crashBeforeCharge',
+    label: 'Crash the app holding its claims, before the bank (nothing charged; at restart the claim is released)',
+  },
   {
     key: 'crashAfterCharge',
     label: (
@@ -25,11 +29,16 @@ const FAULT_SWITCHES: Array<{
     label: 'The receipt consumer dies after sending a receipt, before its ack (the message is delivered again)',
   },
 ];
-type Props = { initialSettings: LabSettings; initialEvents: StoredEvent[]; bankTimeoutMs: number };
+type Props = {
+  initialSettings: LabSettings;
+  initialEvents: StoredEvent[];
+  bankTimeoutMs: number;
+  settlementWindowMs: number;
+};
 
 const LANES_SHOWN = 30;
 
-export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Props) {
+export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs, settlementWindowMs }: Props) {
   const [settings, setSettings] = useState<LabSettings>(initialSettings);
   // Until React has hydrated the page, a click would flip a box that React then flips back: keep them disabled.
   const [hydrated, setHydrated] = useState(false);
@@ -94,23 +103,36 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Pr
         </ul>
         <fieldset className="faults">
           <legend className="legend-title">Bank faults</legend>
-          <label className="field">
-            <span>Latency (ms), after the charge is recorded</span>
-            <input
-              type="number"
-              disabled={!hydrated}
-              min={0}
-              max={60000}
-              step={250}
-              value={settings.faults.bankLatencyMs}
-              onChange={(event) =>
-                setFault('bankLatencyMs', Math.max(0, Math.min(60000, Number(event.target.value) || 0)))
-              }
-            />
-            <span className="small muted">
-              Above {bankTimeoutMs / 1000} s the merchant stops waiting: the outcome becomes unknown.
-            </span>
-          </label>
+          <NumberField
+            label="Latency (ms), after the charge is recorded"
+            hint={`Above ${bankTimeoutMs / 1000} s the merchant stops waiting: the outcome becomes unknown.`}
+            disabled={!hydrated}
+            min={0}
+            max={60_000}
+            step={250}
+            value={settings.faults.bankLatencyMs}
+            onChange={(value) => setFault('bankLatencyMs', value)}
+          />
+          <NumberField
+            label="Late charge (ms): the call times out first, the charge lands this much later"
+            hint={`The bank charges every request it accepted within ${settlementWindowMs / 1000} s (its settlement window): until then, "no charge" only means "no charge yet".`}
+            disabled={!hydrated}
+            min={0}
+            max={settlementWindowMs}
+            step={250}
+            value={settings.faults.bankLateChargeMs}
+            onChange={(value) => setFault('bankLateChargeMs', value)}
+          />
+          <NumberField
+            label="Pause between the claim and the bank (ms)"
+            hint="Like a GC pause or an overloaded host: past the lease, another attempt may take the claim over, and the bank refuses this one's stale fencing token."
+            disabled={!hydrated}
+            min={0}
+            max={60_000}
+            step={250}
+            value={settings.faults.stallBeforeBankMs}
+            onChange={(value) => setFault('stallBeforeBankMs', value)}
+          />
           <label className="field">
             <span>Fail before charging</span>
             <select
@@ -136,25 +158,33 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Pr
           ))}
         </fieldset>
         <fieldset className="faults">
+          <legend className="legend-title">Claims</legend>
+          <NumberField
+            label="Lease (ms)"
+            hint="A claim (the request key, the order's PROCESSING state, the dedup row) not renewed for this long counts as abandoned: a duplicate or the reconciler may take it over."
+            disabled={!hydrated}
+            min={100}
+            max={600_000}
+            step={500}
+            value={settings.claims.leaseMs}
+            onChange={(leaseMs) => change({ claims: { leaseMs } })}
+          />
+        </fieldset>
+        <fieldset className="faults">
           <legend className="legend-title">Gateway</legend>
           <p className="small muted">
             In <code>npm run demo:cluster</code>: how long the gateway waits for an instance before it sends the same
             request to the other one, and how many times it does.
           </p>
-          <label className="field">
-            <span>Timeout (ms)</span>
-            <input
-              type="number"
-              disabled={!hydrated}
-              min={100}
-              max={30000}
-              step={250}
-              value={settings.gateway.timeoutMs}
-              onChange={(event) =>
-                change({ gateway: { timeoutMs: Math.max(100, Math.min(30000, Number(event.target.value) || 100)) } })
-              }
-            />
-          </label>
+          <NumberField
+            label="Timeout (ms)"
+            disabled={!hydrated}
+            min={100}
+            max={30_000}
+            step={250}
+            value={settings.gateway.timeoutMs}
+            onChange={(timeoutMs) => change({ gateway: { timeoutMs } })}
+          />
           <label className="field">
             <span>Retries</span>
             <select
@@ -184,6 +214,35 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs }: Pr
       </section>
       <Timeline initialEvents={initialEvents} />
     </div>
+  );
+}
+
+/** A number input that keeps its value within [min, max]. */
+function NumberField(props: {
+  label: string;
+  hint?: string;
+  disabled: boolean;
+  min: number;
+  max: number;
+  step: number;
+  value: number;
+  onChange: (value: number) => void;
+}) {
+  const { min, max } = props;
+  return (
+    <label className="field">
+      <span>{props.label}</span>
+      <input
+        type="number"
+        disabled={props.disabled}
+        min={min}
+        max={max}
+        step={props.step}
+        value={props.value}
+        onChange={(event) => props.onChange(Math.max(min, Math.min(max, Number(event.target.value) || min)))}
+      />
+      {props.hint ? <span className="small muted">{props.hint}</span> : null}
+    </label>
   );
 }
 

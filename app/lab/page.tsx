@@ -3,7 +3,7 @@ import { notFound } from 'next/navigation';
 import { env } from '@/lib/env';
 import { getLabSettings } from '@/lib/lab/settings-store';
 import { readTimeline } from '@/lib/lab/timeline';
-import { BANK_TIMEOUT_MS } from '@/lib/payments/bank';
+import { BANK_SETTLEMENT_WINDOW_MS, BANK_TIMEOUT_MS } from '@/lib/payments/bank';
 import { LabConsole } from './lab-console';
 
 export const metadata: Metadata = { title: 'Lab' };
@@ -20,7 +20,12 @@ export default async function LabPage() {
         charged twice. Changes apply at once, to every instance and every open tab. Orders created with their own{' '}
         <code>lab</code> settings (the scenarios do this) keep them.
       </p>
-      <LabConsole initialSettings={settings} initialEvents={events} bankTimeoutMs={BANK_TIMEOUT_MS} />
+      <LabConsole
+        initialSettings={settings}
+        initialEvents={events}
+        bankTimeoutMs={BANK_TIMEOUT_MS}
+        settlementWindowMs={BANK_SETTLEMENT_WINDOW_MS}
+      />
     </>
   );
 }
