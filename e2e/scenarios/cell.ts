@@ -25,7 +25,8 @@ export function scenario(id: string, run: (cell: CellContext) => Promise<Sees>):
         const expected = expectedCell(declared, configuration.layers);
         const orderNo = await createOrder(request, {
           layers: configuration.layers,
-          faults: { bankLatencyMs: declared.bankLatencyMs },
+          faults: { bankLatencyMs: declared.bankLatencyMs, ...declared.lab?.faults },
+          claims: declared.lab?.claims,
         });
         const sees = await run({ orderNo, layers: configuration.layers, page, context, browser, request, db });
         const count = await settledCount(orderNo, declared.counts === 'receipts' ? receiptCount : chargeCount);
@@ -88,6 +89,26 @@ export function categorize(message: string): Sees {
   if (message.startsWith('Already submitted')) return 'already submitted';
   if (message.startsWith('Payment in progress')) return 'in progress';
   return 'error';
+}
+
+export type Answer = { status: number; headers: Record<string, string> };
+
+/** One POST /api/payments of a service client: its key and its X-Client-Id. */
+export async function payOnce(
+  request: APIRequestContext,
+  orderNo: string,
+  caller: { key: string; client: string },
+): Promise<Answer> {
+  const response = await request.post('/api/payments', {
+    headers: { 'idempotency-key': caller.key, 'x-client-id': caller.client },
+    data: { orderNo, amountCents: 4200 },
+    timeout: 30_000,
+  });
+  return { status: response.status(), headers: response.headers() };
+}
+
+export function categorizeAnswer(answer: Answer): Sees {
+  return categorizeResponse(answer.status, answer.headers);
 }
 
 /** The API's answer as a category. */

@@ -2,11 +2,11 @@
 // customer then sees. It is the mission's table (mission.md, "The four layers") applied scenario by
 // scenario; every cell of the run is asserted against it, and a defence that works where it was declared
 // not to is a failure too: the scenario would not exercise what it claims.
-import { ALL_LAYERS_OFF, ALL_LAYERS_ON, type Layers, onlyLayers } from '../../lib/lab/settings';
+import { ALL_LAYERS_OFF, ALL_LAYERS_ON, type Faults, type Layers, onlyLayers } from '../../lib/lab/settings';
 
 export type { Layers };
 /** The switches in the order a request meets them. */
-export const SWITCHES = ['pendingUi', 'token', 'requestKey', 'stateMachine', 'uniqueConstraint'] as const;
+export const SWITCHES = ['pendingUi', 'token', 'requestKey', 'stateMachine', 'uniqueConstraint', 'bankKey'] as const;
 export type Switch = (typeof SWITCHES)[number];
 
 /** What the customer (or the calling service) is shown at the end of the scenario. */
@@ -21,6 +21,7 @@ export const CONFIGURATIONS: Array<{ id: string; title: string; layers: Layers }
   { id: 'request-key', title: '2 Request key only', layers: onlyLayers('requestKey') },
   { id: 'state-machine', title: '3 State machine only', layers: onlyLayers('stateMachine') },
   { id: 'unique-constraint', title: '4 Unique constraint only', layers: onlyLayers('uniqueConstraint') },
+  { id: 'bank-key', title: '5 Bank key only', layers: onlyLayers('bankKey') },
   { id: 'all-off', title: 'All off', layers: ALL_LAYERS_OFF },
 ];
 
@@ -37,18 +38,27 @@ export type Scenario = {
   unstopped: Sees;
   /** The bank's latency for this scenario (a stall makes the duplicate arrive while the first is running). */
   bankLatencyMs: number;
+  /** Further lab settings of the scenario's order: a lease, a fault of the recovery path. */
+  lab?: { faults?: Partial<Faults>; claims?: { leaseMs: number } };
 };
 
+// Layer 5 answers every duplicate that reaches the bank with the first charge, once the bank has answered:
+// a duplicate that arrives while the first is still running waits for the bank, then gets that charge.
 const REPLAYED_BY_SERVER: Partial<Record<Switch, Sees>> = {
   requestKey: 'first outcome',
   stateMachine: 'first outcome',
   uniqueConstraint: 'first outcome',
+  bankKey: 'first outcome',
 };
 const WHILE_RUNNING: Partial<Record<Switch, Sees>> = {
   requestKey: 'in progress',
   stateMachine: 'in progress',
   uniqueConstraint: 'in progress',
+  bankKey: 'first outcome',
 };
+
+// The recovery path: a claim that dies, and what cleans up after it. The order's lease is 1 s.
+const RECOVERY_LEASE = { leaseMs: 1_000 };
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -72,8 +82,9 @@ export const SCENARIOS: Scenario[] = [
     id: 'two-tabs',
     title: 'Two tabs (two sessions) pay at once',
     source: 1,
-    // Each tab has its own page token and its own session-scoped key: only the order's state stops it.
-    stoppedBy: { stateMachine: 'in progress', uniqueConstraint: 'in progress' },
+    // Each tab has its own page token and its own session-scoped key: only the order's state stops it, or
+    // the bank's key (the second tab waits for the bank, and gets the first charge).
+    stoppedBy: { stateMachine: 'in progress', uniqueConstraint: 'in progress', bankKey: 'first outcome' },
     unstopped: 'paid',
     bankLatencyMs: 1_200,
   },
@@ -142,8 +153,9 @@ export const SCENARIOS: Scenario[] = [
     title: 'Gateway times out and retries on the other instance',
     source: 3,
     // The gateway (2 s timeout) sends the same POST to instance b while a is still waiting for the bank.
-    // Unstopped, both instances charge, and both time out: the caller gets a 504, and two charges.
-    stoppedBy: REPLAYED_BY_SERVER,
+    // Unstopped, both instances charge, and both time out: the caller gets a 504, and two charges. The
+    // bank's key alone keeps the second charge off the card, but b waits for the slow bank too: a 504 again.
+    stoppedBy: { ...REPLAYED_BY_SERVER, bankKey: 'error' },
     unstopped: 'error',
     bankLatencyMs: 2_600,
   },
@@ -151,10 +163,10 @@ export const SCENARIOS: Scenario[] = [
     id: 'failover',
     title: 'Instance killed mid-payment, the gateway fails over',
     source: 4,
-    // Instance a dies (SIGKILL) holding the payment. Its request key's claim lives on until the lease runs
-    // out, and then the retry charges again: layer 2 alone does not survive a crash. The database layers
-    // keep the claim, and the reconciler (at a's restart, or once the lease is over) finds a's charge.
-    stoppedBy: { stateMachine: 'first outcome', uniqueConstraint: 'first outcome' },
+    // Instance a dies (SIGKILL) holding the payment. The retries on b are "in progress" until the claim's
+    // lease runs out; then b takes the dead claim over and asks the bank (layer 2 about its key's charges,
+    // layers 3-4 about the order's), finds a's charge and answers with it. Layer 5: the bank returns it.
+    stoppedBy: REPLAYED_BY_SERVER,
     unstopped: 'paid',
     bankLatencyMs: 1_500,
   },
@@ -167,6 +179,52 @@ export const SCENARIOS: Scenario[] = [
     stoppedBy: { uniqueConstraint: 'paid' },
     unstopped: 'paid',
     bankLatencyMs: 0,
+  },
+  {
+    id: 'stall-takeover',
+    title: 'Attempt stalls past its lease while a duplicate takes over',
+    source: 4,
+    // The first attempt pauses 2.5 s between its claim and the bank; its client's retry (same key) comes
+    // after 1.3 s, takes the abandoned claim over and pays. The first attempt wakes up: its claim was taken
+    // over, and the bank would refuse its fencing token anyway. Its client, retrying, gets the one charge.
+    stoppedBy: {
+      requestKey: 'first outcome',
+      stateMachine: 'first outcome',
+      uniqueConstraint: 'first outcome',
+      bankKey: 'first outcome',
+    },
+    unstopped: 'paid',
+    bankLatencyMs: 0,
+    lab: { faults: { stallBeforeBankMs: 2_500 }, claims: RECOVERY_LEASE },
+  },
+  {
+    id: 'dead-claim',
+    title: 'Two duplicates find a dead claim at once',
+    source: 4,
+    // The first attempt stalls past its lease (to everyone else, dead). Two more payers of the order, each
+    // with its own key, find its claim dead at the same moment: one takes it over and pays, the other is
+    // told "in progress" and then gets that payment. Keys differ: layer 2 cannot see it.
+    stoppedBy: { stateMachine: 'first outcome', uniqueConstraint: 'first outcome', bankKey: 'first outcome' },
+    unstopped: 'paid',
+    bankLatencyMs: 0,
+    lab: { faults: { stallBeforeBankMs: 2_500 }, claims: RECOVERY_LEASE },
+  },
+  {
+    id: 'late-charge',
+    title: 'The bank charges after the merchant gave up',
+    source: 2,
+    // The bank call times out before the bank charges; the charge lands 1.5 s later. The client retries
+    // with its key. "No charge yet" is not "never charged": the defences wait for the bank, find the charge
+    // and answer with it. Unstopped, the retry charges, and then the late charge lands too.
+    stoppedBy: {
+      requestKey: 'first outcome',
+      stateMachine: 'first outcome',
+      uniqueConstraint: 'first outcome',
+      bankKey: 'first outcome',
+    },
+    unstopped: 'paid',
+    bankLatencyMs: 0,
+    lab: { faults: { bankLateChargeMs: 1_500 } },
   },
 ];
 

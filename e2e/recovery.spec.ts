@@ -1,0 +1,71 @@
+// The recovery path on the running app, as issue 10's acceptance states it: an attempt that stalls past its
+// lease while 20 payers come, 20 times over, under layer 3 alone, layer 4 alone and layer 2 alone (its own
+// retries); and a bank that charges after the merchant gave up, seen from the checkout page.
+import { onlyLayers } from '../lib/lab/settings';
+import { ALL_ON, CheckoutPage, chargeCount, createOrder, expect, test } from './fixtures';
+import { payOnce } from './scenarios/cell';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const REPETITIONS = 20;
+const PAYERS = 20;
+
+const CASES = [
+  { name: 'layer 3 alone, 20 payers each with its own key', layers: onlyLayers('stateMachine'), sameKey: false },
+  { name: 'layer 4 alone, 20 payers each with its own key', layers: onlyLayers('uniqueConstraint'), sameKey: false },
+  { name: 'layer 2 alone, 20 retries with the same key', layers: onlyLayers('requestKey'), sameKey: true },
+];
+
+test.describe('a payment stalls past its lease (1 s) for 2.5 s; after 1.3 s, 20 payers come at once', () => {
+  for (const { name, layers, sameKey } of CASES) {
+    test(`${name}: exactly one charge, ${REPETITIONS} times out of ${REPETITIONS}`, async ({ request }) => {
+      test.setTimeout(60_000);
+      const orders = await Promise.all(
+        Array.from({ length: REPETITIONS }, () =>
+          createOrder(request, { layers, faults: { stallBeforeBankMs: 2_500 }, claims: { leaseMs: 1_000 } }),
+        ),
+      );
+      await Promise.all(
+        orders.map(async (orderNo) => {
+          const client = 'acceptance';
+          const first = payOnce(request, orderNo, { key: `first-${orderNo}`, client });
+          await sleep(1_300);
+          await Promise.all(
+            Array.from({ length: PAYERS }, (_, i) =>
+              payOnce(request, orderNo, { key: sameKey ? `first-${orderNo}` : `payer-${i}-${orderNo}`, client }),
+            ),
+          );
+          await first;
+        }),
+      );
+      const counts = await Promise.all(orders.map(chargeCount));
+      expect(counts).toEqual(orders.map(() => 1));
+    });
+  }
+
+  test('with every defence off, the stalled payment and its duplicates each charge', async ({ request }) => {
+    const orderNo = await createOrder(request, {
+      layers: onlyLayers(),
+      faults: { stallBeforeBankMs: 2_500 },
+      claims: { leaseMs: 1_000 },
+    });
+    const first = payOnce(request, orderNo, { key: 'first', client: 'acceptance-off' });
+    await sleep(1_300);
+    await Promise.all([1, 2].map((i) => payOnce(request, orderNo, { key: `payer-${i}`, client: 'acceptance-off' })));
+    await first;
+    expect(await chargeCount(orderNo)).toBe(3);
+  });
+});
+
+test('the bank charges 1.5 s after the merchant gave up: with every defence on, the customer ends with PAID and one charge', async ({
+  page,
+  request,
+}) => {
+  const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLateChargeMs: 1_500 } });
+  const checkout = await new CheckoutPage(page).open(orderNo);
+  await checkout.payButton.click();
+  await expect(checkout.outcome).toContainText('Payment in progress');
+  // Nobody retries: the reconciler asks the bank until the late charge has landed, and records it.
+  await expect(checkout.status).toHaveText('PAID', { timeout: 25_000 });
+  await expect(checkout.chargeCount).toHaveText('Charged once.');
+  expect(await chargeCount(orderNo)).toBe(1);
+});
