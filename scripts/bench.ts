@@ -5,6 +5,10 @@
 //   1. ceiling and ideal vs the guarded payment        4. cost per payment: Redis commands, DB round trips
 //   2. guard overhead: all layers on vs all off        5. a peer: @aws-lambda-powertools/idempotency
 //   3. duplicate storm: 1,000 requests, 100 orders        (CachePersistenceLayer) vs layer 2
+//   6. chaos storm: callers, faults, crashes and outages at once; invariants checked in SQL (lib/chaos-storm.ts)
+// `BENCH_ONLY=chaos npm run bench` runs section 6 alone and writes bench/results.chaos.md and .json instead,
+// so that a partial run never overwrites the full results. A broken invariant fails the run (exit code 1).
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -12,6 +16,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { type ChaosResults, chaosSection, describeFailures, runChaosStorm } from './lib/chaos-storm.ts';
 import { applyMigrations } from './lib/migrations.ts';
 import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './lib/next-app.ts';
 import { ROOT } from './lib/paths.ts';
@@ -22,6 +27,8 @@ const CONNECTIONS = 50;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const WARMUP_SECONDS = 3;
 const BASE = `http://127.0.0.1:${PORTS.app}`;
+/** One section alone: 'chaos' (see the header). */
+const ONLY = process.env.BENCH_ONLY;
 const log = (line: string) => console.log(`[bench] ${line}`);
 
 type Load = { requestsPerSecond: number; p50: number; p99: number; errors: number; non2xx: number; total: number };
@@ -231,6 +238,8 @@ async function peerBenchmark(redisUrl: string) {
   const withContext = { count: 0 };
   const contextRejected = await duplicates(() => makePeer(withContext, true)({ key: `${tag}-dup-ctx` }));
   await client.quit();
+  // Layer 2's client (lib/redis.ts) is done too: it would only log the chaos storm's Redis outage.
+  (await import('../lib/redis.ts')).getRedis().disconnect();
   return {
     oursPerSecond,
     peerPerSecond,
@@ -243,6 +252,7 @@ async function peerBenchmark(redisUrl: string) {
 }
 
 async function main(): Promise<void> {
+  if (ONLY !== undefined && ONLY !== 'chaos') throw new Error(`BENCH_ONLY: unknown section "${ONLY}" (known: chaos)`);
   rmSync(path.join(ROOT, '.data/bench'), { recursive: true, force: true });
   const services = await startServices({
     profile: 'bench',
@@ -251,18 +261,57 @@ async function main(): Promise<void> {
     redisPort: PORTS.redis,
     log,
   });
-  let app: ReturnType<typeof startApp> | undefined;
+  // The chaos storm restarts both servers under these clients: an idle client's error must not end the run.
   const db = new pg.Pool({ connectionString: services.databaseUrl, max: 4 });
+  db.on('error', () => {});
   const redis = new Redis(services.redisUrl);
+  redis.on('error', () => {});
   try {
     await applyMigrations(services.databaseUrl);
     const appEnv = nextEnv({ DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl });
     if (buildIsStale()) buildApp(appEnv);
-    app = startApp({
+    const measured = ONLY === 'chaos' ? undefined : await measureThroughput(db, redis, services.redisUrl, appEnv);
+
+    // 6. The chaos storm, last: it kills the app and restarts the servers. It runs an app of its own on the
+    // same port (the one above is stopped by now), under an INSTANCE_NAME of its own.
+    const chaos = await runChaosStorm({
+      databaseUrl: services.databaseUrl,
       port: PORTS.app,
-      env: { ...appEnv, BENCH_ROUTES: 'true', INSTANCE_NAME: 'bench' },
-      quiet: true,
+      appEnv,
+      servers: services.embedded,
+      logDir: path.join(ROOT, '.data/bench'),
+      log,
     });
+    const v = await versions(db, redis);
+    if (measured) writeResults({ ...measured, chaos }, v);
+    else writeChaosOnly(chaos, v);
+    // The results are written first (the failure is in them too), then the run fails, naming the orders.
+    if (chaos.checks.some((check) => check.failing.length > 0)) {
+      console.error(describeFailures(chaos));
+      throw new Error(
+        "chaos storm: an invariant failed for the orders above (every request of the storm: .data/bench/chaos-storm.json; the app's log: .data/bench/chaos-app.log)",
+      );
+    }
+  } finally {
+    await db.end();
+    redis.disconnect();
+    await services.stop();
+  }
+}
+
+/** Sections 1-5, on an app instance of their own, stopped before the chaos storm starts its own. */
+async function measureThroughput(
+  db: pg.Pool,
+  redis: Redis,
+  redisUrl: string,
+  appEnv: NodeJS.ProcessEnv,
+): Promise<Omit<BenchResults, 'chaos'>> {
+  const app = startApp({
+    port: PORTS.app,
+    env: { ...appEnv, BENCH_ROUTES: 'true', INSTANCE_NAME: 'bench' },
+    quiet: true,
+  });
+  try {
     await waitForApp(PORTS.app, 60_000, app);
     await fetch(`${BASE}/api/lab/reset`, { method: 'POST' });
     const perRun = 800 * (SECONDS + WARMUP_SECONDS); // more fresh orders than the fastest route can use
@@ -313,13 +362,13 @@ async function main(): Promise<void> {
     try {
       await waitForApp(PORTS.app + 1, 60_000, labOff);
       const labOffNext = freshPayments(await createOrders(db, labOffRun, null));
-      app?.kill('SIGSTOP'); // the main instance sits still while the other one is measured
+      app.kill('SIGSTOP'); // the main instance sits still while the other one is measured
       const load = (seconds: number) =>
         postLoad('/api/payments', labOffNext, { seconds, base: `http://127.0.0.1:${PORTS.app + 1}` });
       // A fresh process: warm it up as long as the main one was exercised before its own measurement.
       guardedLabOff = await measure('POST /api/payments, all layers on, lab off', load, 3 * (SECONDS + WARMUP_SECONDS));
     } finally {
-      app?.kill('SIGCONT');
+      app.kill('SIGCONT');
       labOff.kill('SIGTERM');
     }
 
@@ -375,10 +424,10 @@ async function main(): Promise<void> {
     );
 
     // 5. The peer, in this process, on the same Redis.
-    const peer = await peerBenchmark(services.redisUrl);
+    const peer = await peerBenchmark(redisUrl);
     log(`peer: layer 2 ${peer.oursPerSecond} ops/s, powertools ${peer.peerPerSecond} ops/s`);
 
-    const results: BenchResults = {
+    return {
       empty,
       ideal,
       guarded,
@@ -388,14 +437,20 @@ async function main(): Promise<void> {
       cost: { payment, replay, otherKey, ideal: idealCost },
       peer,
     };
-    writeResults(results, await versions(db, redis));
   } finally {
-    app?.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    await db.end();
-    redis.disconnect();
-    await services.stop();
+    await stopApp(app);
   }
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within 10 s; resolves once it has (its port is free again). */
+async function stopApp(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGCONT'); // in case it was stopped for the lab-off measurement
+  child.kill('SIGTERM');
+  const forced = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(forced);
 }
 
 async function versions(db: pg.Pool, redis: Redis) {
@@ -426,6 +481,7 @@ type BenchResults = {
   storm: Load & { seconds: number; charges?: number; paid?: number };
   cost: { payment: Cost; replay: Cost; otherKey: Cost; ideal: Cost };
   peer: Awaited<ReturnType<typeof peerBenchmark>>;
+  chaos: ChaosResults;
 };
 
 function writeResults(r: BenchResults, v: Awaited<ReturnType<typeof versions>>): void {
@@ -516,14 +572,32 @@ Concurrent duplicates: 20 calls with one key at once, the work takes 50 ms. The 
   record has no expiry, so a concurrent duplicate takes it for an orphan and, once it holds the orphan lock, runs the work again;
 - Powertools with \`registerLambdaContext\` (remaining time 30 s): **${r.peer.peerContextRuns}** time(s) (${r.peer.peerContextRejected} calls rejected with
   IdempotencyAlreadyInProgressError, which the caller has to retry: it returns no result, unlike a replay).
-`;
+
+${chaosSection(r.chaos)}`;
+  writeFiles('bench/results', md, r);
+}
+
+/** `BENCH_ONLY=chaos`: the chaos storm alone, in files of its own (bench/results.md keeps the full run's). */
+function writeChaosOnly(chaos: ChaosResults, v: Awaited<ReturnType<typeof versions>>): void {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const md = `# Benchmarks: the chaos storm alone
+
+Run ${new Date().toISOString()} by \`BENCH_ONLY=chaos npm run bench\` on ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB, loopback only.
+Node ${v.node}, Next.js ${v.next}, Prisma ${v.prisma}, PostgreSQL ${v.postgres} (embedded, fsync on), Redis ${v.redis}.
+Sections 1-5 did not run; \`npm run bench\` runs them all and writes bench/results.md.
+
+${chaosSection(chaos, '## Chaos storm')}`;
+  writeFiles('bench/results.chaos', md, { chaos });
+}
+
+function writeFiles(stem: string, md: string, json: unknown): void {
   mkdirSync(path.join(ROOT, 'bench'), { recursive: true });
-  writeFileSync(path.join(ROOT, 'bench/results.md'), md);
+  writeFileSync(path.join(ROOT, `${stem}.md`), md);
   writeFileSync(
-    path.join(ROOT, 'bench/results.json'),
-    `${JSON.stringify(r, (_key, value) => (value instanceof Map ? Object.fromEntries(value) : value), 2)}\n`,
+    path.join(ROOT, `${stem}.json`),
+    `${JSON.stringify(json, (_key, value) => (value instanceof Map ? Object.fromEntries(value) : value), 2)}\n`,
   );
-  log('wrote bench/results.md');
+  log(`wrote ${stem}.md`);
 }
 
 main().then(

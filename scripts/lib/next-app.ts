@@ -53,7 +53,9 @@ export function startApp(options: {
 export async function waitForApp(port: number, timeoutMs = 60_000, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child && child.exitCode !== null) throw new Error(`the app exited with code ${child.exitCode}`);
+    if (child && (child.exitCode !== null || child.signalCode !== null)) {
+      throw new Error(`the app exited (${child.signalCode ?? `code ${child.exitCode}`})`);
+    }
     try {
       const response = await fetch(`http://127.0.0.1:${port}/api/health`);
       await response.body?.cancel();

@@ -2,11 +2,35 @@
 // embedded ones (a real PostgreSQL from npm, a real redis-server) on their own non-default ports.
 import path from 'node:path';
 import { ROOT } from './paths.ts';
-import { startEmbeddedPostgres } from './postgres.ts';
+import { type RunningService, startEmbeddedPostgres } from './postgres.ts';
 import { startRedisServer } from './redis.ts';
 import { ensureProgram, REDIS_SERVER } from './system-programs.ts';
 
-export type Services = { databaseUrl: string; redisUrl: string; started: string[]; stop: () => Promise<void> };
+/** An embedded server that can be stopped and started again on the same port and data (an outage). */
+export type Restartable = { stop: () => Promise<void>; start: () => Promise<void> };
+
+export type Services = {
+  databaseUrl: string;
+  redisUrl: string;
+  started: string[];
+  stop: () => Promise<void>;
+  /** The servers this started (not those you configured), for the benchmark's chaos storm to restart. */
+  embedded: { postgres?: Restartable; redis?: Restartable };
+};
+
+/** Holds the current server of a kind, so that a restart replaces it and the final stop stops the new one. */
+function restartable(start: () => Promise<RunningService>, first: RunningService): Restartable {
+  let current: RunningService | undefined = first;
+  return {
+    stop: async () => {
+      await current?.stop();
+      current = undefined;
+    },
+    start: async () => {
+      current ??= await start();
+    },
+  };
+}
 
 export async function startServices(options: {
   /** Embedded data lives in <dataDir>/<profile>/ (git-ignored). */
@@ -22,6 +46,7 @@ export async function startServices(options: {
   const dataDir = path.resolve(ROOT, options.dataDir, profile);
   const stops: Array<() => Promise<void>> = [];
   const started: string[] = [];
+  const embedded: Services['embedded'] = {};
   const stop = async () => {
     // Last started, first stopped.
     for (const stopOne of stops.reverse()) await stopOne().catch(() => {});
@@ -30,31 +55,37 @@ export async function startServices(options: {
     let redisUrl = options.redisUrl;
     if (!redisUrl) {
       const binary = ensureProgram(REDIS_SERVER, log);
-      const redis = await startRedisServer({
-        binary,
-        port: options.redisPort,
-        dataDir: path.join(dataDir, 'redis'),
-        persist: profile === 'demo',
-      });
-      stops.push(redis.stop);
+      const startRedis = () =>
+        startRedisServer({
+          binary,
+          port: options.redisPort,
+          dataDir: path.join(dataDir, 'redis'),
+          persist: profile === 'demo',
+        });
+      const redis = await startRedis();
+      embedded.redis = restartable(startRedis, redis);
+      stops.push(embedded.redis.stop);
       started.push(`Redis on 127.0.0.1:${options.redisPort}`);
       redisUrl = redis.url;
     }
     let databaseUrl = options.databaseUrl;
     if (!databaseUrl) {
-      const postgres = await startEmbeddedPostgres({
-        dataDir: path.join(dataDir, 'postgres'),
-        port: options.postgresPort,
-        database: profile === 'demo' ? 'payonce' : `payonce_${profile}`,
-        // The demo's and the benchmark's data are written for real (the benchmark measures commits).
-        durable: profile !== 'test',
-        log,
-      });
-      stops.push(postgres.stop);
+      const startPostgres = () =>
+        startEmbeddedPostgres({
+          dataDir: path.join(dataDir, 'postgres'),
+          port: options.postgresPort,
+          database: profile === 'demo' ? 'payonce' : `payonce_${profile}`,
+          // The demo's and the benchmark's data are written for real (the benchmark measures commits).
+          durable: profile !== 'test',
+          log,
+        });
+      const postgres = await startPostgres();
+      embedded.postgres = restartable(startPostgres, postgres);
+      stops.push(embedded.postgres.stop);
       started.push(`PostgreSQL on 127.0.0.1:${options.postgresPort}`);
       databaseUrl = postgres.url;
     }
-    return { databaseUrl, redisUrl, started, stop };
+    return { databaseUrl, redisUrl, started, stop, embedded };
   } catch (error) {
     await stop();
     throw error;
