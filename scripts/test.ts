@@ -2,8 +2,9 @@
 //   types → lint → build → unit + integration (vitest; real PostgreSQL and Redis) → Playwright (Chromium)
 // The services use their own ports and a throwaway data folder (.data/test): demo data is never touched.
 // `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`; `--only scenarios` runs
-// the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images. Other
-// arguments go to Playwright (e.g. `npm run scenarios -- -g "Double click"`).
+// the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images, `--only races`
+// runs the race explorer alone (`npm run races -- --schedules 20000`). Other arguments go to Playwright
+// (e.g. `npm run scenarios -- -g "Double click"`).
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,7 +15,7 @@ import { type Services, startServices } from './lib/services.ts';
 import { CHROMIUM, ensureProgram, REDIS_SERVER } from './lib/system-programs.ts';
 
 const TEST_PORTS = { postgres: 55433, redis: 56380, app: 3100 };
-const STEPS = ['types', 'lint', 'build', 'vitest', 'e2e', 'scenarios', 'screenshots'] as const;
+const STEPS = ['types', 'lint', 'build', 'vitest', 'e2e', 'scenarios', 'screenshots', 'races'] as const;
 type Step = (typeof STEPS)[number];
 const DEFAULT_STEPS: Step[] = ['types', 'lint', 'build', 'vitest', 'e2e'];
 const BROWSER_STEPS: Step[] = ['e2e', 'scenarios', 'screenshots'];
@@ -41,11 +42,20 @@ async function main(): Promise<number> {
   const only = onlyIndex > 0 ? (process.argv[onlyIndex + 1] as Step | undefined) : undefined;
   if (only && !STEPS.includes(only)) throw new Error(`--only takes one of: ${STEPS.join(', ')}`);
   const wanted = (step: Step) =>
-    only ? only === step || (step === 'build' && only !== 'types' && only !== 'lint') : DEFAULT_STEPS.includes(step);
+    only
+      ? only === step || (step === 'build' && !['types', 'lint', 'races'].includes(only))
+      : DEFAULT_STEPS.includes(step);
+  // `--schedules N`: how many random schedules the race explorer runs (npm test runs a bounded number).
+  const schedulesIndex = process.argv.indexOf('--schedules');
+  const schedules = schedulesIndex > 0 ? process.argv[schedulesIndex + 1] : undefined;
+  if (schedules !== undefined && !/^\d+$/.test(schedules)) throw new Error('--schedules takes a number');
   // Everything else on the command line goes to Playwright (npm passes what follows its own `--`).
   const passThrough = process.argv
     .slice(2)
-    .filter((arg, i, all) => arg !== '--' && arg !== '--only' && all[i - 1] !== '--only');
+    .filter(
+      (arg, i, all) =>
+        !['--', '--only', '--schedules'].includes(arg) && all[i - 1] !== '--only' && all[i - 1] !== '--schedules',
+    );
   const needsBrowser = BROWSER_STEPS.some(wanted);
 
   const results: Array<{ step: string; ok: boolean; seconds: number }> = [];
@@ -79,7 +89,7 @@ async function main(): Promise<number> {
     process.on(signal, () => void stop().then(() => process.exit(130)));
   }
   try {
-    if (wanted('vitest') || needsBrowser) {
+    if (wanted('vitest') || wanted('races') || needsBrowser) {
       const dataDir = path.join(ROOT, '.data/test');
       await rm(dataDir, { recursive: true, force: true });
       services = await startServices({
@@ -108,6 +118,11 @@ async function main(): Promise<number> {
       });
     }
     if (wanted('vitest')) await timed('unit + integration (vitest)', () => run(npx('vitest'), ['run'], env));
+    if (wanted('races')) {
+      await timed('race explorer (vitest)', () =>
+        run(npx('vitest'), ['run', 'test/races/races.int.test.ts'], { ...env, RACE_SCHEDULES: schedules ?? '5000' }),
+      );
+    }
     const playwright = (args: string[]) => run(npx('playwright'), ['test', ...args, ...passThrough], env);
     if (wanted('e2e')) {
       await timed('end to end, scenarios included (Playwright)', () =>
