@@ -10,7 +10,8 @@ export default defineConfig({
   fullyParallel: true,
   forbidOnly: !!process.env.CI,
   retries: 0,
-  workers: 2,
+  // Most cells wait (a slow bank, a stall, a lease): three at a time keep two cores busy, not overloaded.
+  workers: 3,
   timeout: 60_000,
   reporter: [['list'], ['./e2e/matrix-reporter.ts']],
   use: {

@@ -10,6 +10,9 @@ const alias = {
 export default defineConfig({
   resolve: { alias },
   test: {
+    // The integration files mostly wait (on servers, on apps they start); each worker has its own Redis
+    // database (test/integration-setup.ts) and every file its own orders or ports, so three run at once.
+    maxWorkers: 3,
     projects: [
       {
         resolve: { alias },

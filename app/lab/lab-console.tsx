@@ -55,9 +55,11 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs, sett
   });
 
   const send = async (url: string, init: RequestInit) => {
-    generation.current += 1;
+    const mine = ++generation.current;
     setError(undefined);
     const response = await fetch(url, init).catch(() => undefined);
+    // A newer change was made meanwhile: its answer, which includes this one, is the one to show.
+    if (mine !== generation.current) return;
     generation.current += 1;
     if (response?.ok) setSettings((await response.json()) as LabSettings);
     else setError('The change was not saved: is the app running?');

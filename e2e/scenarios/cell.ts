@@ -55,7 +55,7 @@ async function settledCount(orderNo: string, count: (orderNo: string) => Promise
   let last = await count(orderNo);
   let stableSince = Date.now();
   const deadline = Date.now() + 8_000;
-  while (Date.now() - stableSince < 800 && Date.now() < deadline) {
+  while (Date.now() - stableSince < 500 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 150));
     const now = await count(orderNo);
     if (now !== last) {

@@ -168,7 +168,8 @@ export const SCENARIOS: Scenario[] = [
     // layers 3-4 about the order's), finds a's charge and answers with it. Layer 5: the bank returns it.
     stoppedBy: REPLAYED_BY_SERVER,
     unstopped: 'paid',
-    bankLatencyMs: 1_500,
+    // Long enough to kill a while it waits, short enough that b answers well within the gateway's 2 s.
+    bankLatencyMs: 1_000,
   },
   {
     id: 'queue-redelivery',

@@ -8,7 +8,7 @@ import 'server-only';
 // Misses: nothing for an order; it needs a business object with clear states.
 import type { Prisma } from '../generated/prisma/client.ts';
 import { DuplicateRecordError, isUniqueViolation } from './dedup.ts';
-import { type PaymentEvent, statusesAllowing, targetOf } from './payment-transitions.ts';
+import { statusesAllowing, targetOf } from './payment-transitions.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -52,22 +52,4 @@ export async function claimOrderWithDedupRow(
     if (isUniqueViolation(error)) throw new DuplicateRecordError('PAYMENT', orderNo);
     throw error;
   }
-}
-
-/**
- * Applies `event` to the order if its status allows it and, unless `attemptId` is null, if this attempt
- * still holds the claim. True when the row moved.
- */
-export async function moveOrder(
-  tx: Tx,
-  orderNo: string,
-  attemptId: string | null,
-  event: PaymentEvent,
-  data: Omit<Prisma.OrderUpdateManyMutationInput, 'status'> = {},
-): Promise<boolean> {
-  const { count } = await tx.order.updateMany({
-    where: { orderNo, status: { in: statusesAllowing(event) }, ...(attemptId === null ? {} : { attemptId }) },
-    data: { ...data, status: targetOf(event) },
-  });
-  return count === 1;
 }

@@ -15,7 +15,7 @@ export const SWITCHES: Array<{ key: Switch; number: number; name: string; what: 
     key: 'requestKey',
     number: 2,
     name: 'Request key',
-    what: 'SET NX PX in Redis; the first outcome is stored and replayed.',
+    what: 'Claimed in Redis (Lua, a lease, a fencing token); the first outcome is stored and replayed.',
   },
   {
     key: 'stateMachine',

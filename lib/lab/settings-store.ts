@@ -1,9 +1,10 @@
 import 'server-only';
+import type { Result } from 'ioredis';
 // The lab's global settings live in Redis, so every app instance (and every open tab) sees the same
 // switches without a restart. An order may carry its own settings (given at creation), which win.
 import { getDb } from '../db.ts';
 import { env } from '../env.ts';
-import { getRedis } from '../redis.ts';
+import { getRedis, readLua, redisWith } from '../redis.ts';
 import {
   DEFAULT_LAB_SETTINGS,
   type LabSettings,
@@ -13,7 +14,14 @@ import {
   parseStoredLabSettings,
 } from './settings.ts';
 
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    updateLabConfig(key: string, defaults: string, patch: string): Result<string, Context>;
+  }
+}
+
 const KEY = 'lab:config';
+const UPDATE = readLua('updateLabConfig', 'lab/update-lab-config.lua', 1);
 
 /** The defaults of this deployment: every defence on, no fault, and the lease REQUEST_KEY_LEASE_MS says. */
 export function labDefaults(): LabSettings {
@@ -41,12 +49,11 @@ export function settingsForOrder(global: LabSettings, orderLab: unknown): LabSet
   return mergeLabSettings(global, own.success ? own.data : undefined);
 }
 
-/** Merges a partial change into the global settings and returns the whole. */
+/** Merges a partial change into the global settings, in one step inside Redis, and returns the whole. */
 export async function updateLabSettings(patch: LabSettingsPatch): Promise<LabSettings> {
-  // Last writer wins for the lab's switches: they are set by hand, one teacher at a time.
   cached = undefined;
-  const next = mergeLabSettings(await getLabSettings(), patch);
-  await getRedis().set(KEY, JSON.stringify(next));
+  const stored = await redisWith(UPDATE).updateLabConfig(KEY, JSON.stringify(labDefaults()), JSON.stringify(patch));
+  const next = parseStoredLabSettings(stored, labDefaults());
   cached = { settings: next, at: performance.now() };
   return next;
 }

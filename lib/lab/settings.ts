@@ -15,7 +15,7 @@ export const LayersSchema = z.strictObject({
   pendingUi: z.boolean(),
   /** Layer 1: a one-time checkout token, issued on page load and consumed by a Lua compare-and-delete. */
   token: z.boolean(),
-  /** Layer 2: the request key, claimed in Redis with SET NX PX; the outcome is stored and replayed. */
+  /** Layer 2: the request key, claimed in Redis by a Lua script, with a lease; the outcome is stored and replayed. */
   requestKey: z.boolean(),
   /** Layer 3: the payment state machine, moved only by conditional updates. */
   stateMachine: z.boolean(),

@@ -48,6 +48,12 @@ export type Reconciled =
 export type ReconcileOptions = {
   /** How long a claim may live unrenewed; by default the order's own lab setting. */
   leaseMs?: number;
+  /**
+   * How many leases a held claim must have been abandoned for before this reconciler takes it over (1 by
+   * default). The background sweep waits two: a paying duplicate, which takes over after one lease, pays
+   * at once, while the sweep only releases, and a payer meeting the sweep's fresh claim is told "in progress".
+   */
+  patience?: number;
   /** An attempt known to be dead whatever its age (a previous life of this instance). */
   deadAttempt?: (attemptId: string) => boolean;
   /**
@@ -73,7 +79,8 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
   const claim = claimOf(view);
   if (!claim) return { kind: 'idle' };
   await options.at?.('reconcile.read');
-  const leaseMs = options.leaseMs ?? settingsForOrder(await getLabSettings(), view.lab).claims.leaseMs;
+  const leaseMs =
+    (options.leaseMs ?? settingsForOrder(await getLabSettings(), view.lab).claims.leaseMs) * (options.patience ?? 1);
   const liveness = judgeClaim(claim, { now: now(), leaseMs, deadAttempt: options.deadAttempt });
   if (liveness.kind === 'live') return { kind: 'running' };
 
@@ -179,7 +186,7 @@ export async function reconcileStalePayments(
   const orderNos = new Set([...orders, ...rows].map((row) => row.orderNo));
   for (const orderNo of orderNos) {
     try {
-      await reconcileOrder(orderNo, { deadAttempt, now });
+      await reconcileOrder(orderNo, { deadAttempt, now, patience: 2 });
     } catch (error) {
       console.error(`[reconcile] ${orderNo}: ${error instanceof Error ? error.message : error}`);
     }

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { explore, INVARIANTS, runSchedule } from './explorer.ts';
 import { REGRESSIONS } from './regressions.ts';
 
-const SCHEDULES = Number(process.env.RACE_SCHEDULES ?? 1_000);
+const SCHEDULES = Number(process.env.RACE_SCHEDULES ?? 600);
 const SEED = process.env.RACE_SEED ? Number(process.env.RACE_SEED) : Math.floor(Math.random() * 2 ** 31);
 
 describe('race explorer: schedules that once charged twice', () => {
