@@ -42,8 +42,8 @@ export const EnvSchema = z.object({
   BENCH_ROUTES: flag.default(false),
   /** Layer 1: lifetime of a one-time checkout token. */
   CHECKOUT_TOKEN_TTL_SECONDS: positiveInt.default(300),
-  /** Layer 2: how long a claim may stay "processing" before another attempt may take over. */
-  REQUEST_KEY_LEASE_MS: positiveInt.default(30_000),
+  /** Every claim's lease (the lab's default `claims.leaseMs`): unrenewed this long, it may be taken over. */
+  REQUEST_KEY_LEASE_MS: positiveInt.min(100).max(600_000).default(30_000),
   /** Layer 2: how long a final outcome is kept and replayed. */
   REQUEST_KEY_RESULT_TTL_SECONDS: positiveInt.default(86_400),
   /** Layer 4: how long a settled dedup row is kept before the hourly cleanup deletes it. */

@@ -16,6 +16,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { ALL_LAYERS_OFF } from '../lib/lab/settings.ts';
 import { type ChaosResults, chaosSection, describeFailures, runChaosStorm } from './lib/chaos-storm.ts';
 import { applyMigrations } from './lib/migrations.ts';
 import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './lib/next-app.ts';
@@ -32,15 +33,6 @@ const ONLY = process.env.BENCH_ONLY;
 const log = (line: string) => console.log(`[bench] ${line}`);
 
 type Load = { requestsPerSecond: number; p50: number; p99: number; errors: number; non2xx: number; total: number };
-
-const ALL_OFF = {
-  pendingUi: false,
-  token: false,
-  requestKey: false,
-  stateMachine: false,
-  uniqueConstraint: false,
-  bankKey: false,
-};
 
 function orderNo(): string {
   const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -345,7 +337,7 @@ async function measureThroughput(
     const guarded = await measure('POST /api/payments, all layers on', (seconds) =>
       postLoad('/api/payments', onNext, { seconds }),
     );
-    const offOrders = await createOrders(db, perRun, { layers: ALL_OFF });
+    const offOrders = await createOrders(db, perRun, { layers: ALL_LAYERS_OFF });
     const offNext = freshPayments(offOrders);
     const unguarded = await measure('POST /api/payments, all layers off', (seconds) =>
       postLoad('/api/payments', offNext, { seconds }),

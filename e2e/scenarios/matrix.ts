@@ -188,12 +188,7 @@ export const SCENARIOS: Scenario[] = [
     // The first attempt pauses 2.5 s between its claim and the bank; its client's retry (same key) comes
     // after 1.3 s, takes the abandoned claim over and pays. The first attempt wakes up: its claim was taken
     // over, and the bank would refuse its fencing token anyway. Its client, retrying, gets the one charge.
-    stoppedBy: {
-      requestKey: 'first outcome',
-      stateMachine: 'first outcome',
-      uniqueConstraint: 'first outcome',
-      bankKey: 'first outcome',
-    },
+    stoppedBy: REPLAYED_BY_SERVER,
     unstopped: 'paid',
     bankLatencyMs: 0,
     lab: { faults: { stallBeforeBankMs: 2_500 }, claims: RECOVERY_LEASE },
@@ -217,12 +212,7 @@ export const SCENARIOS: Scenario[] = [
     // The bank call times out before the bank charges; the charge lands 1.5 s later. The client retries
     // with its key. "No charge yet" is not "never charged": the defences wait for the bank, find the charge
     // and answer with it. Unstopped, the retry charges, and then the late charge lands too.
-    stoppedBy: {
-      requestKey: 'first outcome',
-      stateMachine: 'first outcome',
-      uniqueConstraint: 'first outcome',
-      bankKey: 'first outcome',
-    },
+    stoppedBy: REPLAYED_BY_SERVER,
     unstopped: 'paid',
     bankLatencyMs: 0,
     lab: { faults: { bankLateChargeMs: 1_500 } },

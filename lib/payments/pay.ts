@@ -19,7 +19,6 @@ import { getDb } from '../db.ts';
 import { bankKeyFor } from '../defences/bank-key.ts';
 import { checkoutTokenKey, consumeCheckoutToken } from '../defences/checkout-token.ts';
 import { DuplicateRecordError, insertPaymentDedupRow } from '../defences/dedup.ts';
-import { judgeBankAnswer } from '../defences/fencing.ts';
 import { claimOrder, claimOrderWithDedupRow } from '../defences/payment-state.ts';
 import {
   claimRequestKey,
@@ -40,8 +39,6 @@ import { type Lane, startLane } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
 import type { CallerScope } from '../session.ts';
 import {
-  askBank,
-  BANK_SETTLEMENT_WINDOW_MS,
   BankDeclinedError,
   BankFencedError,
   BankKeyInUseError,
@@ -52,7 +49,7 @@ import {
 import { type Hold, keepClaimUnknown, orderLock, recordOutcome, releaseClaim, renewClaim } from './order-claim.ts';
 import { outcomeFromCharge, type PaymentOutcome, parseOutcome } from './outcome.ts';
 import type { RaceHook } from './race-points.ts';
-import { reconcileOrder } from './reconcile.ts';
+import { askBankAfterTakeover, reconcileOrder } from './reconcile.ts';
 
 export type PayRequest = {
   orderNo: string;
@@ -499,20 +496,11 @@ async function recoverRequestKey(
   context: { orderNo: string; layers: Layers; options: PayOptions; lane: Lane },
 ): Promise<Result | undefined> {
   const { orderNo, options, lane } = context;
-  await options.at?.('reconcile.bank');
-  const answer = await askBank(
+  const { verdict, askedAt } = await askBankAfterTakeover(
     { merchantRef: orderNo, fence: { lock: requestKeyLock(key.name), token: key.fence }, byLock: true },
-    options.now,
+    seen,
+    options,
   );
-  const askedAt = options.now();
-  await options.at?.('reconcile.write');
-  const verdict = judgeBankAnswer({
-    ...answer,
-    claimFence: seen.fence,
-    unknownSince: seen.unknownSince,
-    now: askedAt,
-    windowMs: BANK_SETTLEMENT_WINDOW_MS,
-  });
   if (verdict.kind === 'charged') {
     const outcome = outcomeFromCharge(orderNo, verdict.charge);
     await recordOutcome(outcome, undefined, context.layers);

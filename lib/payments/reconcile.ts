@@ -9,13 +9,13 @@ import 'server-only';
 //      that took it over goes on to pay. No charge *yet*: the claim stays in doubt, and it asks again later.
 // Runs at start-up, every few seconds, and on demand when a duplicate finds a claim that has gone stale.
 import { getDb } from '../db.ts';
-import { judgeBankAnswer, judgeClaim } from '../defences/fencing.ts';
+import { type AfterBank, type ClaimState, judgeBankAnswer, judgeClaim } from '../defences/fencing.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { bootPrefix, instanceName, newAttemptId } from '../instance.ts';
 import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
 import { startLane } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
-import { askBank, BANK_SETTLEMENT_WINDOW_MS } from './bank.ts';
+import { askBank, BANK_SETTLEMENT_WINDOW_MS, type Charge, type Fence } from './bank.ts';
 import {
   claimOf,
   completeStaleRow,
@@ -103,19 +103,13 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
   );
 
   // 2. Ask the bank, under the new token.
-  await options.at?.('reconcile.bank');
-  const answer = await askBank({ merchantRef: orderNo, fence: { lock: orderLock(orderNo), token: hold.fence } }, now);
-  const askedAt = now();
-  await options.at?.('reconcile.write');
+  const { verdict, previousToken, askedAt } = await askBankAfterTakeover(
+    { merchantRef: orderNo, fence: { lock: orderLock(orderNo), token: hold.fence } },
+    claim,
+    options,
+  );
 
   // 3. Settle, release, resume, or wait.
-  const verdict = judgeBankAnswer({
-    ...answer,
-    claimFence: claim.fence,
-    unknownSince: claim.unknownSince,
-    now: askedAt,
-    windowMs: BANK_SETTLEMENT_WINDOW_MS,
-  });
   if (verdict.kind === 'charged') {
     const outcome = outcomeFromCharge(orderNo, verdict.charge);
     return (await settleClaim(hold, outcome))
@@ -130,7 +124,7 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
   if (verdict.kind === 'nothing' || (verdict.kind === 'wait' && payer?.bankKey)) {
     const why =
       verdict.kind === 'nothing'
-        ? answer.previousToken === null || answer.previousToken < claim.fence
+        ? previousToken === null || previousToken < claim.fence
           ? 'the bank has no charge and never saw the dead claim: nothing moved, nothing can land'
           : 'the bank has no charge, and its settlement window has passed: nothing moved'
         : 'no charge yet, but this payment sends the bank’s key: the bank returns whatever lands';
@@ -150,6 +144,30 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
     'waiting',
     `no charge yet, but the bank saw the claim's token: a charge may still land until ${new Date(until).toISOString().slice(11, 19)} (settlement window)`,
   );
+}
+
+/**
+ * Asks the bank under a taker's new token, between the reconciler's named points, and says what the
+ * answer allows for the claim that was taken over (`seen`: its token, and since when it is in doubt).
+ */
+export async function askBankAfterTakeover(
+  query: { merchantRef: string; fence: Fence; byLock?: boolean },
+  seen: ClaimState,
+  context: { now?: () => number; at?: RaceHook },
+): Promise<{ verdict: AfterBank<Charge>; previousToken: number | null; askedAt: number }> {
+  const now = context.now ?? Date.now;
+  await context.at?.('reconcile.bank');
+  const answer = await askBank(query, now);
+  const askedAt = now();
+  await context.at?.('reconcile.write');
+  const verdict = judgeBankAnswer({
+    ...answer,
+    claimFence: seen.fence,
+    unknownSince: seen.unknownSince,
+    now: askedAt,
+    windowMs: BANK_SETTLEMENT_WINDOW_MS,
+  });
+  return { verdict, previousToken: answer.previousToken, askedAt };
 }
 
 /** Settles every payment whose claim is dead. Returns how many it looked at. */

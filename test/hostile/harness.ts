@@ -4,35 +4,13 @@
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { expect } from 'vitest';
+import type { Layers } from '../../lib/lab/settings.ts';
 import { applyMigrations } from '../../scripts/lib/migrations.ts';
 import { nextEnv, startApp, waitForApp } from '../../scripts/lib/next-app.ts';
 import { ROOT } from '../../scripts/lib/paths.ts';
 
-export type Layers = {
-  pendingUi: boolean;
-  token: boolean;
-  requestKey: boolean;
-  stateMachine: boolean;
-  uniqueConstraint: boolean;
-  bankKey: boolean;
-};
-
-export const ALL_ON: Layers = {
-  pendingUi: true,
-  token: true,
-  requestKey: true,
-  stateMachine: true,
-  uniqueConstraint: true,
-  bankKey: true,
-};
-export const ALL_OFF: Layers = {
-  pendingUi: false,
-  token: false,
-  requestKey: false,
-  stateMachine: false,
-  uniqueConstraint: false,
-  bankKey: false,
-};
+export { ALL_LAYERS_OFF as ALL_OFF, ALL_LAYERS_ON as ALL_ON } from '../../lib/lab/settings.ts';
+export type { Layers };
 
 /**
  * An order's own lab settings, every field given: the global settings live in a Redis database that
