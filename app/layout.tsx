@@ -5,7 +5,7 @@ import './globals.css';
 
 export const metadata: Metadata = {
   title: { default: 'Pay once', template: '%s · Pay once' },
-  description: 'A checkout that cannot charge a card twice: four defences against duplicate payments.',
+  description: 'A checkout that cannot charge a card twice: five defences against duplicate payments.',
 };
 
 export const viewport: Viewport = { width: 'device-width', initialScale: 1 };

@@ -1,4 +1,4 @@
-// The four layers and the pipeline, against the real Redis and PostgreSQL, under real concurrency.
+// The layers and the pipeline, against the real Redis and PostgreSQL, under real concurrency.
 // The number that matters is the card network's: how many charges the order has.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -69,14 +69,14 @@ describe('N concurrent duplicates of one payment', () => {
     });
   }
 
-  it('all four layers: one charge; the same page is stopped by the token', async () => {
+  it('all layers: one charge; the same page is stopped by the token', async () => {
     const { results, charges } = await doubleSubmits(ALL_ON);
     expect(charges).toBe(1);
     expectOneFirstOutcome(results);
     expect(kinds(results).filter((kind) => kind === 'already_submitted')).toHaveLength(N - 1);
   });
 
-  it('all four layers: one charge when N different sessions (tabs, devices) pay the order at once', async () => {
+  it('all layers: one charge when N different sessions (tabs, devices) pay the order at once', async () => {
     const orderNo = await newOrder({ layers: ALL_ON, faults: { bankLatencyMs: 150 } });
     const results = await Promise.all(
       Array.from({ length: N }, async () => {
@@ -92,7 +92,7 @@ describe('N concurrent duplicates of one payment', () => {
     }
   });
 
-  it('all four layers off: the card is charged once per request', async () => {
+  it('all layers off: the card is charged once per request', async () => {
     const { results, charges } = await doubleSubmits(ALL_OFF);
     expect(charges).toBe(N);
     expect(kinds(results).every((kind) => kind === 'completed')).toBe(true);

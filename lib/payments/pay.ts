@@ -222,7 +222,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         tookOver = true;
         lane.mark(
           'requestKey',
-          'took over',
+          'takeover',
           `the first request's ${decision.claim.unknown ? 'outcome is unknown' : 'claim ran past its lease'} (fence ${decision.claim.fence}); now fence ${fence}`,
         );
         // With layer 3 or 4 on, the database decides below. Alone, layer 2 asks the bank itself.
@@ -457,7 +457,7 @@ async function claimInDatabase(
       case 'resumed':
         lane.mark(
           layer,
-          'took over',
+          'takeover',
           `${why}, but the first attempt's claim was dead: taken over, fence ${answer.hold.fence}`,
         );
         return { kind: 'held', hold: answer.hold, tookOver: true };

@@ -98,7 +98,7 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
   }
   lane.mark(
     'reconcile',
-    'took over',
+    'takeover',
     `${claim.holder === null ? 'an unknown outcome nobody held' : 'a claim past its lease'} (fence ${claim.fence}); now fence ${hold.fence}`,
   );
 
