@@ -3,12 +3,20 @@ import 'server-only';
 // request key, the state machine and the unique constraint needs, written by hand with ioredis and pg
 // (no ORM, no timeline, no lab): 2 Redis commands and 3 SQL statements. The real pipeline is measured
 // as a ratio to it. It is a yardstick, not a second implementation: no faults, no reconciliation.
+// It charges through the same simulated bank, with the same kind of request (the bank's idempotency key
+// and a fencing token): the bank's own work, which in production happens at the processor, then weighs
+// the same on both sides, and the ratio measures the merchant's guard.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { countRoundTrips } from '../db.ts';
+import { bankKeyFor } from '../defences/bank-key.ts';
 import { requireEnv } from '../env.ts';
+import { DEFAULT_LAB_SETTINGS } from '../lab/settings.ts';
+import { chargeCard } from '../payments/bank.ts';
+import { orderLock } from '../payments/order-claim.ts';
 import { getRedis } from '../redis.ts';
 
+const NO_FAULTS = DEFAULT_LAB_SETTINGS.faults;
 const globalForBench = globalThis as unknown as { benchPool?: pg.Pool };
 
 function pool(): pg.Pool {
@@ -43,12 +51,15 @@ export async function idealPayment(
     return { status: 409, body: { status: 'DUPLICATE' } };
   }
   // 3. The bank's charge.
-  const chargeId = `ch_${randomBytes(12).toString('hex')}`;
-  await pool().query('INSERT INTO bank_charges (id, merchant_ref, amount_cents) VALUES ($1, $2, $3)', [
-    chargeId,
-    orderNo,
-    amountCents,
-  ]);
+  const { id: chargeId } = await chargeCard(
+    {
+      merchantRef: orderNo,
+      amountCents,
+      idempotencyKey: bankKeyFor(orderNo),
+      fence: { lock: orderLock(orderNo), token: 1 },
+    },
+    NO_FAULTS,
+  );
   // 4. Record the outcome: the order, the dedup row and the outbox event, in one statement.
   const outcome = { status: 'PAID', orderNo, amountCents, chargeId, paidAt: new Date().toISOString() };
   await pool().query(

@@ -38,6 +38,11 @@ describe('faultyService', () => {
   it('names the database for node-postgres errors the adapter passes through unwrapped (found by the chaos storm)', () => {
     expect(faultyService(new Error('Connection terminated unexpectedly'))).toBe('database');
     expect(faultyService(new Error('timeout exceeded when trying to connect'))).toBe('database');
+    expect(faultyService(new Error('Client has encountered a connection error and is not queryable'))).toBe('database');
+    expect(
+      faultyService(new Error('Database error. Code: `57P03`. Message: `the database system is shutting down`')),
+    ).toBe('database');
+    expect(faultyService(new Error('Database error. Code: `23505`. Message: `duplicate key`'))).toBeUndefined();
     expect(faultyService(new Error('Connection is closed.'))).toBe('redis');
   });
 

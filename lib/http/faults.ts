@@ -48,7 +48,16 @@ export function faultyService(error: unknown): FaultyService | undefined {
   }
   // node-postgres's own errors, passed through unwrapped by the adapter (an interactive transaction whose
   // connection died with the server, or could not get one).
-  if (/^(Connection terminated|timeout exceeded when trying to connect)/.test(error.message)) return 'database';
+  if (
+    /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(
+      error.message,
+    )
+  ) {
+    return 'database';
+  }
+  // PostgreSQL refusing or shutting down (57P01-57P03) or a connection exception (class 08), as Prisma words
+  // an interactive transaction's failure: "Database error. Code: `57P03`. Message: ...".
+  if (/Database error\. Code: `(57P0[1-3]|08[0-9A-Z]{3})`/.test(error.message)) return 'database';
   if (error.name === 'MaxRetriesPerRequestError' || REDIS_ERRORS.test(error.message)) return 'redis';
   // A bare refused connection: the database's errors arrive wrapped by Prisma (above), so this is Redis.
   if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED') return 'redis';

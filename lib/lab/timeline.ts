@@ -9,19 +9,37 @@ import type { TimelineEvent } from './timeline-event.ts';
 export const TIMELINE_KEY = 'lab:timeline';
 const MAX_ENTRIES = 1_000;
 
-/**
- * Publishes a batch of events as one stream entry: one command, one round trip (the lab's cost on every
- * payment; see bench/results.md). Off with the lab: nobody could read them.
- */
-export function publishTimelineEvents(events: TimelineEvent[]): void {
-  if (events.length === 0 || !env().LAB_ENABLED) return;
+/** How long a process gathers lanes before it publishes them together (a lab tab polls every 700 ms). */
+const BATCH_MS = 25;
+let gathered: TimelineEvent[] = [];
+let publishing: NodeJS.Timeout | undefined;
+
+function append(events: TimelineEvent[]): void {
   getRedis()
     .xadd(TIMELINE_KEY, 'MAXLEN', '~', MAX_ENTRIES, '*', 'events', JSON.stringify(events))
     .catch((error: Error) => console.error(`[timeline] not published: ${error.message}`));
 }
 
+/**
+ * Publishes a request's events. The lanes of the requests that finish within 25 ms go out together, as one
+ * stream entry: one command and one round trip for all of them, instead of one per payment (the lab's
+ * cost on every payment; see bench/results.md). Off with the lab: nobody could read them.
+ */
+export function publishTimelineEvents(events: TimelineEvent[]): void {
+  if (events.length === 0 || !env().LAB_ENABLED) return;
+  gathered.push(...events);
+  if (publishing) return;
+  publishing = setTimeout(() => {
+    publishing = undefined;
+    const batch = gathered;
+    gathered = [];
+    append(batch);
+  }, BATCH_MS);
+}
+
+/** Publishes one event at once (the receipt worker's, which may be killed right after on purpose). */
 export function publishTimelineEvent(event: TimelineEvent): void {
-  publishTimelineEvents([event]);
+  if (env().LAB_ENABLED) append([event]);
 }
 
 export type Lane = {

@@ -105,7 +105,11 @@ export async function chargeCard(
   // bank is slow with the order's first charge, and only that one).
   const id = `ch_${randomBytes(12).toString('hex')}`;
   const landsNow = new Date(now());
-  const landsLate = new Date(now() + faults.bankLateChargeMs);
+  const landsAt =
+    faults.bankLateChargeMs > 0
+      ? Prisma.sql`CASE WHEN EXISTS (SELECT 1 FROM bank_charges WHERE merchant_ref = ${request.merchantRef})
+          THEN ${landsNow}::timestamptz ELSE ${new Date(now() + faults.bankLateChargeMs)}::timestamptz END`
+      : Prisma.sql`${landsNow}::timestamptz`;
   const { fence, idempotencyKey = null } = request;
   const fenced = fence
     ? Prisma.sql`WITH raised AS (
@@ -120,10 +124,7 @@ export async function chargeCard(
   const [charge] = await getDb().$queryRaw<Charge[]>`
     ${fenced}
     INSERT INTO bank_charges (id, merchant_ref, amount_cents, created_at, idempotency_key, fence_lock)
-    SELECT ${id}, ${request.merchantRef}, ${request.amountCents},
-      CASE WHEN EXISTS (SELECT 1 FROM bank_charges WHERE merchant_ref = ${request.merchantRef}) THEN ${landsNow}::timestamptz
-        ELSE ${landsLate}::timestamptz END,
-      ${idempotencyKey}, ${fence?.lock ?? null}
+    SELECT ${id}, ${request.merchantRef}, ${request.amountCents}, ${landsAt}, ${idempotencyKey}, ${fence?.lock ?? null}
     ${holds}
     ${once}
     RETURNING id, amount_cents AS "amountCents", created_at AS "createdAt"`;
@@ -169,7 +170,9 @@ export async function askBank(
   const { merchantRef, fence } = query;
   const visible = new Date(now());
   const where =
-    query.byLock && fence ? Prisma.sql`fence_lock = ${fence.lock}` : Prisma.sql`merchant_ref = ${merchantRef}`;
+    query.byLock && fence
+      ? Prisma.sql`merchant_ref = ${merchantRef} AND fence_lock = ${fence.lock}`
+      : Prisma.sql`merchant_ref = ${merchantRef}`;
   const list = (db: Prisma.TransactionClient) =>
     db.$queryRaw<Charge[]>`
       SELECT id, amount_cents AS "amountCents", created_at AS "createdAt" FROM bank_charges

@@ -179,32 +179,34 @@ export async function reconcileStalePayments(
   const current = bootPrefix();
   // At start-up, claims taken by this instance's previous life are dead now, however young they are.
   const deadAttempt = options.atStartup ? (id: string) => id.startsWith(mine) && !id.startsWith(current) : undefined;
-  // Candidates: every claim older than the shortest lease the lab allows, or held by nobody, or this
-  // instance's previous life's; each is then judged with its own order's lease.
-  const cutoff = new Date(now() - 100);
+  // Candidates, found in SQL with each order's own lease (the global one unless its lab says otherwise):
+  // claims abandoned for two leases (the sweep leaves the first to the payers), unknown outcomes nobody
+  // holds, and, at start-up, this instance's previous life's claims. Each is judged again by reconcileOrder.
+  const patience = 2;
+  const at = new Date(now());
+  const globalLease = (await getLabSettings()).claims.leaseMs;
+  const leaseOf = (lab: Prisma.Sql) =>
+    Prisma.sql`(CASE WHEN (${lab}->'claims'->>'leaseMs') ~ '^[0-9]{1,9}$' THEN (${lab}->'claims'->>'leaseMs')::int
+      ELSE ${globalLease}::int END) * ${patience}::int * interval '1 millisecond'`;
+  const previousLife = (holder: Prisma.Sql) =>
+    options.atStartup ? Prisma.sql`OR ${holder} LIKE ${`${mine}%`}` : Prisma.empty;
   const db = getDb();
   const [orders, rows] = await Promise.all([
-    db.order.findMany({
-      where: {
-        OR: [
-          { status: 'UNKNOWN' },
-          { status: 'PROCESSING', claimedAt: { lt: cutoff } },
-          ...(options.atStartup ? [{ status: 'PROCESSING' as const, attemptId: { startsWith: mine } }] : []),
-        ],
-      },
-      select: { orderNo: true },
-      take: 500,
-    }),
     db.$queryRaw<Array<{ orderNo: string }>>`
-      SELECT biz_no AS "orderNo" FROM idempotent_record
-      WHERE biz_type = 'PAYMENT' AND outcome IS NULL AND (claimed_at < ${cutoff} OR owner IS NULL
-        ${options.atStartup ? Prisma.sql`OR owner LIKE ${`${mine}%`}` : Prisma.empty})
+      SELECT order_no AS "orderNo" FROM orders
+      WHERE status IN ('PROCESSING', 'UNKNOWN')
+        AND (attempt_id IS NULL OR claimed_at < ${at}::timestamptz - ${leaseOf(Prisma.sql`lab`)} ${previousLife(Prisma.sql`attempt_id`)})
+      LIMIT 500`,
+    db.$queryRaw<Array<{ orderNo: string }>>`
+      SELECT r.biz_no AS "orderNo" FROM idempotent_record r JOIN orders o ON o.order_no = r.biz_no
+      WHERE r.biz_type = 'PAYMENT' AND r.outcome IS NULL
+        AND (r.owner IS NULL OR r.claimed_at < ${at}::timestamptz - ${leaseOf(Prisma.sql`o.lab`)} ${previousLife(Prisma.sql`r.owner`)})
       LIMIT 500`,
   ]);
   const orderNos = new Set([...orders, ...rows].map((row) => row.orderNo));
   for (const orderNo of orderNos) {
     try {
-      await reconcileOrder(orderNo, { deadAttempt, now, patience: 2 });
+      await reconcileOrder(orderNo, { deadAttempt, now, patience });
     } catch (error) {
       console.error(`[reconcile] ${orderNo}: ${error instanceof Error ? error.message : error}`);
     }

@@ -552,6 +552,19 @@ async function checkInvariants(db: pg.Pool, orderNos: string[], callers: Caller[
       failing: await answersWithoutCharge(db, callers),
     },
     {
+      // A fault the app could not name (README: "never a 500"): an outage is a 503 naming the service.
+      name: 'no answer was a 5xx other than 503',
+      failing: [
+        ...new Set(
+          callers
+            .filter((caller) =>
+              caller.attempts.some((t) => t.status !== undefined && t.status >= 500 && t.status !== 503),
+            )
+            .map((caller) => caller.orderNo),
+        ),
+      ],
+    },
+    {
       // The receipt: the outbox event is written with the move to PAID (topic PAYMENT_PAID, lib/events/outbox.ts).
       name: 'one payment.paid outbox event per PAID order, none for the others',
       failing: await failing(

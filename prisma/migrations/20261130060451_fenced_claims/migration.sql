@@ -23,6 +23,3 @@ CREATE TABLE "bank_fences" (
 
 -- CreateIndex
 CREATE UNIQUE INDEX "bank_charges_idempotency_key_key" ON "bank_charges"("idempotency_key");
-
--- CreateIndex
-CREATE INDEX "bank_charges_fence_lock_idx" ON "bank_charges"("fence_lock");
