@@ -304,73 +304,59 @@ export async function settleClaim(hold: Hold, outcome: PaymentOutcome & { status
   return settled === true;
 }
 
-/** No charge, and none can land: nothing moved. The order is PENDING again, the dedup row gone. */
-export async function releaseTakenClaim(hold: Hold): Promise<boolean> {
-  const released = await whileLocked(
+/**
+ * The taker's writes, under its claim only (holder and token, both rows locked): `order` sets these columns
+ * on the order when the order is the claim (layer 3), `row` on the dedup row when there is one (layer 4),
+ * or deletes it. False when the taker lost the claim meanwhile.
+ */
+async function underTakenClaim(
+  hold: Hold,
+  writes: { order: Prisma.Sql; row: Prisma.Sql | 'delete' },
+): Promise<boolean> {
+  const written = await whileLocked(
     hold.orderNo,
     (current) => heldBy(current, hold),
     async (tx, current) => {
       if (current.order) {
-        await tx.$executeRaw`
-          UPDATE orders SET status = ${targetOf('reconciledNoCharge')}::payment_status, attempt_id = NULL,
-            claimed_at = NULL, unknown_since = NULL, updated_at = now()
-          WHERE order_no = ${hold.orderNo}`;
+        await tx.$executeRaw`UPDATE orders SET ${writes.order}, updated_at = now() WHERE order_no = ${hold.orderNo}`;
       }
       if (current.row) {
-        await tx.$executeRaw`DELETE FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo}`;
+        await (writes.row === 'delete'
+          ? tx.$executeRaw`DELETE FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo}`
+          : tx.$executeRaw`UPDATE idempotent_record SET ${writes.row} WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo}`);
       }
       return true;
     },
   );
-  return released === true;
+  return written === true;
+}
+
+/** No charge, and none can land: nothing moved. The order is PENDING again, the dedup row gone. */
+export function releaseTakenClaim(hold: Hold): Promise<boolean> {
+  return underTakenClaim(hold, {
+    order: Prisma.sql`status = ${targetOf('reconciledNoCharge')}::payment_status, attempt_id = NULL, claimed_at = NULL,
+      unknown_since = NULL`,
+    row: 'delete',
+  });
 }
 
 /** No charge, and none can land (or the bank's key will catch it): the taker, a payment, goes on to pay. */
-export async function resumeTakenClaim(hold: Hold, now: Date): Promise<boolean> {
-  const resumed = await whileLocked(
-    hold.orderNo,
-    (current) => heldBy(current, hold),
-    async (tx, current) => {
-      if (current.order) {
-        await tx.$executeRaw`
-          UPDATE orders SET status = ${targetOf('resumed')}::payment_status, claimed_at = ${now}, unknown_since = NULL,
-            updated_at = now()
-          WHERE order_no = ${hold.orderNo}`;
-      }
-      if (current.row) {
-        await tx.$executeRaw`
-          UPDATE idempotent_record SET claimed_at = ${now}, unknown_since = NULL
-          WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo}`;
-      }
-      return true;
-    },
-  );
-  return resumed === true;
+export function resumeTakenClaim(hold: Hold, now: Date): Promise<boolean> {
+  return underTakenClaim(hold, {
+    order: Prisma.sql`status = ${targetOf('resumed')}::payment_status, claimed_at = ${now}, unknown_since = NULL`,
+    row: Prisma.sql`claimed_at = ${now}, unknown_since = NULL`,
+  });
 }
 
 /**
  * No charge yet, and one may still land: the claim stays in doubt, and the taker lets go of it. `since`:
  * when the outcome came into doubt with the bank fenced (an earlier time, if one is recorded, is kept).
  */
-export async function leaveClaimInDoubt(hold: Hold, since: Date): Promise<boolean> {
-  const left = await whileLocked(
-    hold.orderNo,
-    (current) => heldBy(current, hold),
-    async (tx, current) => {
-      if (current.order) {
-        await tx.$executeRaw`
-          UPDATE orders SET attempt_id = NULL, unknown_since = COALESCE(unknown_since, ${since}), updated_at = now()
-          WHERE order_no = ${hold.orderNo}`;
-      }
-      if (current.row) {
-        await tx.$executeRaw`
-          UPDATE idempotent_record SET owner = NULL, unknown_since = COALESCE(unknown_since, ${since})
-          WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo}`;
-      }
-      return true;
-    },
-  );
-  return left === true;
+export function leaveClaimInDoubt(hold: Hold, since: Date): Promise<boolean> {
+  return underTakenClaim(hold, {
+    order: Prisma.sql`attempt_id = NULL, unknown_since = COALESCE(unknown_since, ${since})`,
+    row: Prisma.sql`owner = NULL, unknown_since = COALESCE(unknown_since, ${since})`,
+  });
 }
 
 /**
