@@ -23,7 +23,7 @@ import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './lib/nex
 import { ROOT } from './lib/paths.ts';
 import { startServices } from './lib/services.ts';
 
-const PORTS = { postgres: 55435, redis: 56382, app: 3150 };
+const PORTS = { postgres: 25435, redis: 26382, app: 3150 }; // below the ephemeral range (scripts/test.ts)
 const CONNECTIONS = 50;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const WARMUP_SECONDS = 3;

@@ -14,7 +14,9 @@ import { ROOT } from './lib/paths.ts';
 import { type Services, startServices } from './lib/services.ts';
 import { CHROMIUM, ensureProgram, REDIS_SERVER } from './lib/system-programs.ts';
 
-const TEST_PORTS = { postgres: 55433, redis: 56380, app: 3100 };
+// Below 32768: Linux hands out 32768-60999 as the local ports of outgoing connections, and a port one of
+// them holds at that moment cannot be listened on (the hostile tests start and stop servers mid-run).
+const TEST_PORTS = { postgres: 25433, redis: 26380, app: 3100 };
 const STEPS = ['types', 'lint', 'build', 'vitest', 'e2e', 'scenarios', 'screenshots', 'races'] as const;
 type Step = (typeof STEPS)[number];
 const DEFAULT_STEPS: Step[] = ['types', 'lint', 'build', 'vitest', 'e2e'];

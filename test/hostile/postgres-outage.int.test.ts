@@ -23,7 +23,7 @@ import {
 } from './harness.ts';
 
 const APP_PORT = 3132;
-const POSTGRES_PORT = 55460;
+const POSTGRES_PORT = 25460;
 
 let dataDir = '';
 let postgres: RunningService | undefined;

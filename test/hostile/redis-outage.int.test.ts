@@ -28,7 +28,7 @@ import {
 } from './harness.ts';
 
 const APP_PORT = 3131;
-const REDIS_PORT = 56460;
+const REDIS_PORT = 26460;
 
 let dataDir = '';
 let redis: RunningService | undefined;
