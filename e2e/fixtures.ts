@@ -3,7 +3,7 @@
 // and direct access to the database to count what the card network recorded.
 import { type APIRequestContext, test as base, expect, type Locator, type Page } from '@playwright/test';
 import pg from 'pg';
-import type { Layers } from '../lib/lab/settings';
+import type { KeyStrategy, Layers } from '../lib/lab/settings';
 
 export type Faults = Partial<{
   bankLatencyMs: number;
@@ -23,14 +23,12 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 })
 /** Creates an order through the public API, with its own lab settings. */
 export async function createOrder(
   request: APIRequestContext,
-  lab: { layers: Layers; faults?: Faults; claims?: { leaseMs: number } },
+  lab: { layers: Layers; faults?: Faults; claims?: { leaseMs: number }; keys?: { strategy: KeyStrategy } },
   amountCents = 4_200,
 ): Promise<string> {
+  const { layers, faults = {}, claims, keys } = lab;
   const response = await request.post('/api/orders', {
-    data: {
-      amountCents,
-      lab: { layers: lab.layers, faults: lab.faults ?? {}, ...(lab.claims ? { claims: lab.claims } : {}) },
-    },
+    data: { amountCents, lab: { layers, faults, ...(claims ? { claims } : {}), ...(keys ? { keys } : {}) } },
   });
   expect(response.status()).toBe(201);
   return ((await response.json()) as { orderNo: string }).orderNo;

@@ -111,6 +111,7 @@ test('GET /api/lab/config returns the whole; PUT merges a partial change', async
     crashBeforeCharge: false,
   });
   expect(body.claims).toEqual({ leaseMs: 30_000 });
+  expect(body.keys).toEqual({ strategy: 'business' });
   expect(body.gateway).toEqual({ timeoutMs: 2000, retries: 1 });
   const bad = await request.put('/api/lab/config', { data: { layers: { token: 'no' } } });
   expect(bad.status()).toBe(400);

@@ -177,7 +177,7 @@ async function peerBenchmark(redisUrl: string) {
     );
     if (decision.kind !== 'claimed') return decision;
     const outcome = await work();
-    await completeRequestKey(`idem:peer:${key}`, key, { fingerprint: 'f', outcome }, 86_400);
+    await completeRequestKey(`idem:peer:${key}`, key, { fingerprint: 'f', outcome, existing: false }, 86_400);
     return outcome;
   };
   const persistenceStore = new CachePersistenceLayer({ client });

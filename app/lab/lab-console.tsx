@@ -1,7 +1,13 @@
 'use client';
 import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
-import { colourOf, SWITCHES, stepName } from '@/lib/lab/layer-info';
-import { type Faults, type LabSettings, type LabSettingsPatch, mergeLabSettings } from '@/lib/lab/settings';
+import { colourOf, KEY_STRATEGY_INFO, SWITCHES, stepName } from '@/lib/lab/layer-info';
+import {
+  type Faults,
+  KEY_STRATEGIES,
+  type LabSettings,
+  type LabSettingsPatch,
+  mergeLabSettings,
+} from '@/lib/lab/settings';
 import type { TimelineEvent } from '@/lib/lab/timeline-event';
 import { useEvery } from '@/lib/ui/use-polling';
 
@@ -103,6 +109,25 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs, sett
             </li>
           ))}
         </ul>
+        <fieldset className="faults">
+          <legend className="legend-title">Layer 2’s key</legend>
+          <p className="small muted">What the request key is made of: the article’s first detail.</p>
+          {KEY_STRATEGIES.map((strategy) => (
+            <label className="check" key={strategy}>
+              <input
+                type="radio"
+                name="key-strategy"
+                disabled={!hydrated}
+                checked={settings.keys.strategy === strategy}
+                onChange={() => change({ keys: { strategy } })}
+              />
+              <span>
+                <strong>{KEY_STRATEGY_INFO[strategy].name}</strong>
+                <span className="small muted block">{KEY_STRATEGY_INFO[strategy].explains}</span>
+              </span>
+            </label>
+          ))}
+        </fieldset>
         <fieldset className="faults">
           <legend className="legend-title">Bank faults</legend>
           <NumberField

@@ -28,13 +28,17 @@ describe('request key records', () => {
 
   it('replays a finished outcome, waits for a running one, and refuses a different payload', () => {
     const outcome = { status: 'PAID' };
-    expect(decideOnExisting({ state: 'done', owner: 'a', fingerprint, outcome }, fingerprint, context)).toEqual({
-      kind: 'replay',
-      outcome,
-    });
+    const done = decodeRecord(encodeRecord({ state: 'done', owner: 'a', fingerprint, outcome }));
+    expect(decideOnExisting(done, fingerprint, context)).toEqual({ kind: 'replay', outcome, existing: false });
+    const reported = decodeRecord(encodeRecord({ state: 'done', owner: 'a', fingerprint, outcome, existing: true }));
+    expect(decideOnExisting(reported, fingerprint, context)).toEqual({ kind: 'replay', outcome, existing: true });
     expect(decideOnExisting(processing(9_500), fingerprint, context)).toEqual({ kind: 'in_progress', owner: 'a' });
     expect(
-      decideOnExisting({ state: 'done', owner: 'a', fingerprint: 'other', outcome }, fingerprint, context),
+      decideOnExisting(
+        { state: 'done', owner: 'a', fingerprint: 'other', outcome, existing: false },
+        fingerprint,
+        context,
+      ),
     ).toEqual({ kind: 'mismatch' });
   });
 

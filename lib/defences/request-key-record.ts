@@ -25,12 +25,16 @@ export function requestKeyName(caller: CallerScope, key: string): string {
  * a hash of the parameters changes with any timestamp in them (the article's first detail).
  */
 export function fingerprintOf(payload: Record<string, string | number>): string {
-  const canonical = JSON.stringify(
+  return createHash('sha256').update(canonicalOf(payload)).digest('base64url').slice(0, 22);
+}
+
+/** A payload as one string, its fields in name order (so the order they were sent in does not matter). */
+export function canonicalOf(payload: Record<string, string | number>): string {
+  return JSON.stringify(
     Object.keys(payload)
       .sort()
       .map((name) => [name, payload[name]]),
   );
-  return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
 }
 
 // A claim carries its fencing token (`fence`, given by Redis when the key is claimed or taken over), when it
@@ -45,7 +49,14 @@ const RecordSchema = z.discriminatedUnion('state', [
   z.object({ state: z.literal('processing'), owner: z.string(), ...claim }),
   /** The outcome is unknown; `owner` null once nobody holds the claim (a retry may take it over at once). */
   z.object({ state: z.literal('unknown'), owner: z.string().nullable(), ...claim }),
-  z.object({ state: z.literal('done'), owner: z.string(), fingerprint: z.string(), outcome: z.unknown() }),
+  z.object({
+    state: z.literal('done'),
+    owner: z.string(),
+    fingerprint: z.string(),
+    outcome: z.unknown(),
+    /** The first answer reported a payment made for another intent (HTTP 200), not this key's own (201). */
+    existing: z.boolean().default(false),
+  }),
 ]);
 export type RequestKeyRecord = z.input<typeof RecordSchema>;
 type StoredRecord = z.output<typeof RecordSchema>;
@@ -67,8 +78,8 @@ export function decodeRecord(raw: string): StoredRecord | undefined {
 export type ClaimDecision =
   /** This request owns the key now (under this fencing token) and must finish the work. */
   | { kind: 'claimed'; fence: number }
-  /** The first request finished: answer with its outcome (result idempotency, the second detail). */
-  | { kind: 'replay'; outcome: unknown }
+  /** The first request finished: answer exactly as it was answered (result idempotency, the second detail). */
+  | { kind: 'replay'; outcome: unknown; existing: boolean }
   /** The first request is still running (it holds the key within its lease). */
   | { kind: 'in_progress'; owner?: string }
   /**
@@ -101,7 +112,7 @@ export function decideOnExisting(
   // A record we cannot read is treated as a running claim: refusing is safe, proceeding is not.
   if (!existing) return { kind: 'in_progress' };
   if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
-  if (existing.state === 'done') return { kind: 'replay', outcome: existing.outcome };
+  if (existing.state === 'done') return { kind: 'replay', outcome: existing.outcome, existing: existing.existing };
   const claim = claimOf(existing);
   // An unknown outcome nobody holds is abandoned at once; a held claim only once its lease has run out.
   const liveness = judgeClaim(claim, context);

@@ -9,7 +9,7 @@ import 'server-only';
 // Catches: client, gateway and queue retries. Misses: another caller paying the same order (another key);
 // Redis and the database can disagree (Redis loses its memory): layers 3 and 4 hold then.
 import type { Result } from 'ioredis';
-import { readLua, redisWith } from '../redis.ts';
+import { getRedis, readLua, redisWith } from '../redis.ts';
 import {
   type ClaimDecision,
   decideOnExisting,
@@ -91,11 +91,28 @@ export async function renewRequestKey(held: HeldKey, now: number): Promise<boole
   return (await redisWith(RENEW).renewRequestKey(held.name, held.owner, held.fence, now)) === 1;
 }
 
-/** Stores the final outcome for every later retry. False when another attempt holds the key now. */
+/**
+ * What a key already holds, without claiming it: for a request that may not run (its page token is
+ * spent) but whose key may have the answer. Undefined when the key holds nothing.
+ */
+export async function peekRequestKey(
+  key: string,
+  fingerprint: string,
+  context: { now: number; leaseMs: number },
+): Promise<ClaimDecision | undefined> {
+  const raw = await getRedis().get(key);
+  if (raw === null) return undefined;
+  return decideOnExisting(decodeRecord(raw), fingerprint, context);
+}
+
+/**
+ * Stores the final outcome for every later retry, and how it was first answered (`existing`), so every
+ * replay answers exactly alike. False when another attempt holds the key now.
+ */
 export async function completeRequestKey(
   key: string,
   owner: string,
-  done: { fingerprint: string; outcome: unknown },
+  done: { fingerprint: string; outcome: unknown; existing: boolean },
   ttlSeconds: number,
 ): Promise<boolean> {
   const record = encodeRecord({ state: 'done', owner, ...done });

@@ -1,19 +1,31 @@
 // POST /api/payments: a pipeline result as an HTTP response (Stripe's and the IETF Idempotency-Key
 // draft's semantics). Pure, so every mapping is unit-tested.
-import type { PaymentOutcome } from '../payments/outcome.ts';
+import { type PaymentOutcome, PaymentOutcomeSchema } from '../payments/outcome.ts';
 import type { PayResult } from '../payments/pay.ts';
 import { json, problem } from './problem.ts';
 
 /** The first response for an outcome. A replay is this, byte for byte, plus Idempotent-Replayed. */
 export function outcomeResponse(outcome: PaymentOutcome, headers: Record<string, string>): Response {
-  if (outcome.status === 'PAID') return json(outcome, 201, headers);
+  if (outcome.status === 'PAID') return json(canonicalOutcome(outcome), 201, headers);
   return problem(
     402,
     'card-declined',
     'Card declined',
-    { detail: `The bank declined the card: ${outcome.reason}. Nothing was charged.`, ...outcome },
+    // The payment's own status is `paymentStatus`: a problem's `status` is the HTTP status (RFC 9457).
+    {
+      detail: `The bank declined the card: ${outcome.reason}. Nothing was charged.`,
+      orderNo: outcome.orderNo,
+      amountCents: outcome.amountCents,
+      reason: outcome.reason,
+      paymentStatus: outcome.status,
+    },
     headers,
   );
+}
+
+/** The outcome with its fields in one order, wherever it was read from: replays are byte-identical. */
+function canonicalOutcome(outcome: PaymentOutcome): PaymentOutcome {
+  return PaymentOutcomeSchema.parse(outcome);
 }
 
 export function paymentResponse(result: PayResult): Response {
@@ -21,19 +33,20 @@ export function paymentResponse(result: PayResult): Response {
   switch (result.kind) {
     case 'completed':
       return outcomeResponse(result.outcome, { ...headers, 'x-answered-by': 'bank' });
-    case 'duplicate':
-      // Layer 2 replays the stored response. A duplicate stopped by layers 3-4 (another key, or Redis
-      // forgot) gets the first outcome too, as 200: it created nothing, it reports the existing payment.
-      if (result.answeredBy === 'requestKey' || result.answeredBy === 'reconciler') {
-        return outcomeResponse(result.outcome, {
-          ...headers,
-          'idempotent-replayed': 'true',
-          'x-answered-by': result.answeredBy,
-        });
-      }
-      return result.outcome.status === 'PAID'
-        ? json(result.outcome, 200, { ...headers, 'x-answered-by': result.answeredBy })
-        : outcomeResponse(result.outcome, { ...headers, 'x-answered-by': result.answeredBy });
+    case 'duplicate': {
+      // A replay (layer 2 had the key's outcome, or a dead claim of the key was settled) carries
+      // Idempotent-Replayed. The status is the first answer's: 201 for the intent's own payment (402 if
+      // declined), 200 for a payment another intent made (layers 3-5 stopped a second key, or Redis forgot).
+      const replayed = result.answeredBy === 'requestKey' || result.answeredBy === 'reconciler';
+      const answer = {
+        ...headers,
+        'x-answered-by': result.answeredBy,
+        ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+      };
+      return result.existing && result.outcome.status === 'PAID'
+        ? json(canonicalOutcome(result.outcome), 200, answer)
+        : outcomeResponse(result.outcome, answer);
+    }
     case 'in_progress':
       return problem(
         409,

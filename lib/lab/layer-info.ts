@@ -1,4 +1,5 @@
 // Names and colours of the defences, shared by the checkout, the lab and the timeline (pure, browser-safe).
+import type { KeyStrategy } from './settings.ts';
 import type { TimelineStep } from './timeline-event.ts';
 
 export type Switch = 'pendingUi' | 'token' | 'requestKey' | 'stateMachine' | 'uniqueConstraint' | 'bankKey';
@@ -36,6 +37,25 @@ export const SWITCHES: Array<{ key: Switch; number: number; name: string; what: 
     what: 'The bank’s own idempotency key (pay:order no): the bank returns its first charge.',
   },
 ];
+
+/** One sentence per strategy: the lab's explanation. */
+export const KEY_STRATEGY_INFO: Record<KeyStrategy, { name: string; explains: string }> = {
+  business: {
+    name: 'Business identity',
+    explains:
+      'The key is the order number (or the caller’s Idempotency-Key): every retry of one intent carries the same key.',
+  },
+  paramHash: {
+    name: 'Hash of the parameters',
+    explains:
+      'The server hashes the submitted form, which carries the submit’s timestamp: every new submit hashes to a new key.',
+  },
+  perSubmit: {
+    name: 'New key per submit',
+    explains:
+      'A random key is minted at each submit and never kept: a refresh or a second click is a stranger to layer 2.',
+  },
+};
 
 const STEP_NAMES: Record<TimelineStep, string> = {
   request: 'Request',

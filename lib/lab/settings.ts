@@ -64,16 +64,34 @@ export const ClaimsSchema = z.strictObject({
   leaseMs: z.number().int().min(100).max(600_000),
 });
 
+/**
+ * What layer 2's key is made of (the article's first detail). Only `business` is right: the key names the
+ * intent and stays the same across its retries. The other two are the common mistakes, there to be watched.
+ */
+export const KEY_STRATEGIES = ['business', 'paramHash', 'perSubmit'] as const;
+export type KeyStrategy = (typeof KEY_STRATEGIES)[number];
+
+export const KeysSchema = z.strictObject({
+  /**
+   * business: the order number (the browser), or the caller's Idempotency-Key (the API).
+   * paramHash: a hash of the submitted parameters, which carry the submit's timestamp.
+   * perSubmit: a fresh random key for each submit, never persisted.
+   */
+  strategy: z.enum(KEY_STRATEGIES),
+});
+
 export const LabSettingsSchema = z.strictObject({
   layers: LayersSchema,
   faults: FaultsSchema,
   claims: ClaimsSchema,
+  keys: KeysSchema,
   gateway: GatewaySchema,
 });
 export type LabSettings = z.infer<typeof LabSettingsSchema>;
 export type Layers = z.infer<typeof LayersSchema>;
 export type Faults = z.infer<typeof FaultsSchema>;
 export type ClaimSettings = z.infer<typeof ClaimsSchema>;
+export type KeySettings = z.infer<typeof KeysSchema>;
 export type GatewaySettings = z.infer<typeof GatewaySchema>;
 
 /** A partial change: what PUT /api/lab/config and an order's own `lab` carry. */
@@ -81,11 +99,12 @@ export const LabSettingsPatchSchema = z.strictObject({
   layers: LayersSchema.partial().optional(),
   faults: FaultsSchema.partial().optional(),
   claims: ClaimsSchema.partial().optional(),
+  keys: KeysSchema.partial().optional(),
   gateway: GatewaySchema.partial().optional(),
 });
 export type LabSettingsPatch = z.infer<typeof LabSettingsPatchSchema>;
 
-/** All layers on, no faults, the default lease: what `POST /api/lab/reset` restores. */
+/** All layers on, no faults, the default lease, business keys: what `POST /api/lab/reset` restores. */
 export const DEFAULT_LAB_SETTINGS: LabSettings = {
   layers: { pendingUi: true, token: true, requestKey: true, stateMachine: true, uniqueConstraint: true, bankKey: true },
   faults: {
@@ -99,6 +118,7 @@ export const DEFAULT_LAB_SETTINGS: LabSettings = {
     crashBeforeCharge: false,
   },
   claims: { leaseMs: DEFAULT_LEASE_MS },
+  keys: { strategy: 'business' },
   gateway: { timeoutMs: 2_000, retries: 1 },
 };
 
@@ -123,6 +143,7 @@ export function mergeLabSettings(base: LabSettings, patch: LabSettingsPatch | nu
     layers: { ...base.layers, ...patch.layers },
     faults: { ...base.faults, ...patch.faults },
     claims: { ...base.claims, ...patch.claims },
+    keys: { ...base.keys, ...patch.keys },
     gateway: { ...base.gateway, ...patch.gateway },
   };
 }

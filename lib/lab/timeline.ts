@@ -51,11 +51,16 @@ export type Lane = {
 };
 
 /** A request's lane on the timeline; each mark measures the time since the previous one. */
+/** A request's id: its lane on the timeline, and its X-Request-Id. */
+export function newRequestId(): string {
+  return randomBytes(6).toString('hex');
+}
+
 export function startLane(
   base: Pick<TimelineEvent, 'orderNo' | 'channel' | 'instance'>,
   publish: (events: TimelineEvent[]) => void = publishTimelineEvents,
+  requestId: string = newRequestId(),
 ): Lane {
-  const requestId = randomBytes(6).toString('hex');
   let last = performance.now();
   let buffered: TimelineEvent[] = [];
   return {

@@ -2,7 +2,7 @@
 -- in one tab, each keep their change: a read-merge-write in two round trips would lose one of them).
 -- KEYS[1]  lab:config
 -- ARGV[1]  the settings to start from when none are stored yet (JSON: the deployment's defaults)
--- ARGV[2]  the change (JSON, already validated): { layers?, faults?, claims?, gateway? }, each partial
+-- ARGV[2]  the change (JSON, already validated): { layers?, faults?, claims?, keys?, gateway? }, each partial
 -- Returns  the stored settings after the change (JSON)
 local current = redis.call('GET', KEYS[1])
 local settings = cjson.decode(ARGV[1])

@@ -209,23 +209,40 @@ describe('detail 3: when to release the claim', () => {
     expect(again).toMatchObject({ kind: 'duplicate', answeredBy: 'requestKey', outcome: { chargeId: charge?.id } });
   });
 
-  it('an unknown outcome (the bank timed out after charging) is settled by asking the bank', async () => {
+  it('the bank timed out after charging: the request asks it at once and answers with the charge', async () => {
     const orderNo = await newOrder({ layers: ALL_ON, faults: { bankTimeoutAfterCharge: true } });
     const first = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
-    expect(first).toMatchObject({ kind: 'in_progress', answeredBy: 'bank' });
-    expect((await orderRow(orderNo)).status).toBe('UNKNOWN');
-
-    await setOrderLab(orderNo, { layers: ALL_ON, faults: {} });
-    const retry = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
-    expect(retry).toMatchObject({ kind: 'duplicate', answeredBy: 'reconciler', outcome: { status: 'PAID' } });
-    expect(await chargeCount(orderNo)).toBe(1);
+    expect(first).toMatchObject({ kind: 'completed', outcome: { status: 'PAID' } });
     expect((await orderRow(orderNo)).status).toBe('PAID');
+    const again = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
+    expect(again).toMatchObject({ kind: 'duplicate', answeredBy: 'requestKey', existing: false });
+    expect(await chargeCount(orderNo)).toBe(1);
   });
 
+  for (const [name, layers] of [
+    ['all layers', ALL_ON],
+    ['layer 2 alone', only('requestKey')],
+    ['layer 3 alone', only('stateMachine')],
+  ] as const) {
+    it(`a charge that lands after the timeout (${name}): in doubt, then settled by asking the bank again`, async () => {
+      const orderNo = await newOrder({ layers, faults: { bankLateChargeMs: 300 } });
+      const first = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
+      expect(first).toMatchObject({ kind: 'in_progress', answeredBy: 'bank', retryAfterSeconds: 1 });
+      if (layers.stateMachine) expect((await orderRow(orderNo)).status).toBe('UNKNOWN');
+      await sleep(400); // the charge has landed
+
+      await setOrderLab(orderNo, { layers, faults: {} });
+      const retry = await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
+      expect(retry).toMatchObject({ kind: 'duplicate', outcome: { status: 'PAID' }, existing: false });
+      expect(await chargeCount(orderNo)).toBe(1);
+    });
+  }
+
   it('the background reconciler settles unknown payments nobody retries', async () => {
-    const orderNo = await newOrder({ layers: ALL_ON, faults: { bankTimeoutAfterCharge: true } });
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { bankLateChargeMs: 300 } });
     await pay(api(orderNo, `k-${orderNo}`), testPayOptions());
     expect((await orderRow(orderNo)).status).toBe('UNKNOWN');
+    await sleep(400);
     await reconcileStalePayments();
     const row = await orderRow(orderNo);
     expect(row.status).toBe('PAID');
@@ -266,6 +283,49 @@ describe('Redis loses its memory between two duplicates', () => {
       expect(await chargeCount(orderNo)).toBe(1);
     });
   }
+});
+
+describe('detail 2: every answer for a key is the first answer, exactly', () => {
+  it('a second key for a paid order is told "already paid" (existing), and its replay says the same', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON });
+    const caller = clientScope('second-key');
+    await pay({ orderNo, caller, channel: 'api', idempotencyKey: 'first' }, testPayOptions());
+    const second = await pay({ orderNo, caller, channel: 'api', idempotencyKey: 'second' }, testPayOptions());
+    expect(second).toMatchObject({ kind: 'duplicate', answeredBy: 'stateMachine', existing: true });
+    const replay = await pay({ orderNo, caller, channel: 'api', idempotencyKey: 'second' }, testPayOptions());
+    expect(replay).toMatchObject({ kind: 'duplicate', answeredBy: 'requestKey', existing: true });
+    if (second.kind === 'duplicate' && replay.kind === 'duplicate') expect(replay.outcome).toEqual(second.outcome);
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  it('the bank’s key (layer 5) answering a second key is kept as "existing" too', async () => {
+    const orderNo = await newOrder({ layers: only('requestKey', 'bankKey') });
+    const caller = clientScope('bank-key');
+    await pay({ orderNo, caller, channel: 'api', idempotencyKey: 'first' }, testPayOptions());
+    const second = await pay({ orderNo, caller, channel: 'api', idempotencyKey: 'second' }, testPayOptions());
+    expect(second).toMatchObject({ kind: 'duplicate', answeredBy: 'bankKey', existing: true });
+    const replay = await pay({ orderNo, caller, channel: 'api', idempotencyKey: 'second' }, testPayOptions());
+    expect(replay).toMatchObject({ kind: 'duplicate', answeredBy: 'requestKey', existing: true });
+  });
+
+  it('a retry carrying the same key and the same spent token gets the first outcome, not "already submitted"', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON });
+    const caller = clientScope('mobile');
+    const { token } = await issueCheckoutToken(orderNo, caller, 300);
+    const request = { orderNo, caller, channel: 'api', idempotencyKey: 'tap', checkoutToken: token } as const;
+    const first = await pay(request, testPayOptions());
+    expect(first.kind).toBe('completed');
+    const retry = await pay(request, testPayOptions());
+    expect(retry).toMatchObject({ kind: 'duplicate', answeredBy: 'requestKey', existing: false });
+    // The key with another amount: the key's mismatch, not the token's refusal.
+    expect((await pay({ ...request, amountCents: 1 }, testPayOptions())).kind).toBe('mismatch');
+    // A key that holds nothing: the spent token is refused.
+    expect((await pay({ ...request, idempotencyKey: 'other' }, testPayOptions())).kind).toBe('already_submitted');
+    // Layer 2 off: nothing to look up; the token refuses.
+    await setOrderLab(orderNo, { layers: only('token') });
+    expect((await pay(request, testPayOptions())).kind).toBe('already_submitted');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
 });
 
 describe('misuse', () => {

@@ -19,18 +19,25 @@ import { getDb } from '../db.ts';
 import { bankKeyFor } from '../defences/bank-key.ts';
 import { checkoutTokenKey, consumeCheckoutToken } from '../defences/checkout-token.ts';
 import { DuplicateRecordError, insertPaymentDedupRow } from '../defences/dedup.ts';
+import { requestKeyFor, shortKey } from '../defences/key-strategy.ts';
 import { claimOrder, claimOrderWithDedupRow } from '../defences/payment-state.ts';
 import {
   claimRequestKey,
   completeRequestKey,
   type HeldKey,
   markRequestKeyUnknown,
+  peekRequestKey,
   releaseRequestKey,
   renewRequestKey,
   requestKeyLock,
   takeOverRequestKey,
 } from '../defences/request-key.ts';
-import { fingerprintOf, type RequestKeyClaim, requestKeyName } from '../defences/request-key-record.ts';
+import {
+  type ClaimDecision,
+  fingerprintOf,
+  type RequestKeyClaim,
+  requestKeyName,
+} from '../defences/request-key-record.ts';
 import { env } from '../env.ts';
 import { instanceName, newAttemptId } from '../instance.ts';
 import type { Faults, Layer, Layers } from '../lab/settings.ts';
@@ -39,9 +46,11 @@ import { type Lane, startLane } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
 import type { CallerScope } from '../session.ts';
 import {
+  askBank,
   BankDeclinedError,
   BankFencedError,
   BankKeyInUseError,
+  BankTimeoutError,
   BankUnavailableError,
   chargeCard,
   type Fence,
@@ -64,6 +73,12 @@ export type PayRequest = {
   checkoutToken?: string;
   /** API: the caller's Idempotency-Key. The browser's key is the order number (the business identity). */
   idempotencyKey?: string;
+  /** The parameters as submitted (the form's fields, the JSON body): the lab's `paramHash` keys hash them. */
+  params?: Record<string, string | number>;
+  /** The key the checkout form minted for this submit: the lab's `perSubmit` keys. */
+  submitKey?: string;
+  /** The id the route gave this request (its X-Request-Id): its lane on the timeline. */
+  requestId?: string;
 };
 
 /** Who gave the answer: a defence layer, the bank, or the reconciler it called. */
@@ -73,8 +88,12 @@ export type PayResult = {
   requestId: string;
 } /** This request ran the payment: the bank charged (or declined) the card. */ & (
   | { kind: 'completed'; outcome: PaymentOutcome }
-  /** A duplicate, answered with the first request's outcome. */
-  | { kind: 'duplicate'; outcome: PaymentOutcome; answeredBy: Answerer }
+  /**
+   * A duplicate, answered with the first request's outcome. `existing`: the payment was made for another
+   * intent (another key, another tab), so this request reports it rather than claiming it (HTTP 200, not
+   * 201); a request key keeps this with the outcome, so its replays answer exactly as it did.
+   */
+  | { kind: 'duplicate'; outcome: PaymentOutcome; answeredBy: Answerer; existing: boolean }
   /** The first request is still running, or its outcome is being confirmed with the bank. */
   | { kind: 'in_progress'; answeredBy: Answerer; retryAfterSeconds: number }
   /** Layer 1: this page's token was already used, has expired, or is not this session's. */
@@ -118,6 +137,7 @@ export async function pay(request: PayRequest, options: PayOptions = defaultPayO
   const lane = startLane(
     { orderNo: request.orderNo, channel: request.channel, instance: instanceName() },
     options.publish,
+    request.requestId,
   );
   const result = await runPipeline(request, options, lane);
   lane.mark('outcome', result.kind, summarize(result));
@@ -144,6 +164,18 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   const amountCents = order.amountCents;
   const attemptId = newAttemptId();
   lane.mark('request', 'received', `${request.channel} request for ${amountCents} cents`);
+  // Layer 2's key, as the lab's key strategy makes it (the article's first detail: only `business` holds).
+  const keyStrategy = settings.keys.strategy;
+  const requestKey = requestKeyFor(keyStrategy, {
+    orderNo,
+    idempotencyKey: request.idempotencyKey,
+    params: request.params ?? { orderNo },
+    submitKey: request.submitKey,
+  });
+  const keyName = requestKeyName(caller, requestKey);
+  // The payload as the caller sent it: the same key with another amount is a mismatch, not a retry.
+  const fingerprint = fingerprintOf({ orderNo, amountCents: request.amountCents ?? amountCents });
+  const keyShown = `key ${shortKey(requestKey)}${keyStrategy === 'business' ? '' : ` (${keyStrategy})`}`;
 
   // 1. One-time token: only the request that deletes the page's token may go on.
   if (request.channel === 'browser' || request.checkoutToken !== undefined) {
@@ -154,6 +186,16 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         ? await consumeCheckoutToken(orderNo, caller, request.checkoutToken)
         : false;
       if (!consumed) {
+        // A caller that names its intent (an Idempotency-Key) is answered by what that key already
+        // holds: the first outcome, before the spent token is refused (result idempotency).
+        const known =
+          layers.requestKey && request.idempotencyKey !== undefined
+            ? await peekRequestKey(keyName, fingerprint, { now: now(), leaseMs })
+            : undefined;
+        if (known) {
+          lane.mark('token', 'spent', 'this token was already used; the request key answers');
+          return answerFromKey(known, lane, keyShown);
+        }
         lane.mark('token', 'stopped', 'this page was already submitted, or its token expired or is not this session’s');
         return { kind: 'already_submitted' };
       }
@@ -169,26 +211,18 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   if (!layers.requestKey) {
     lane.mark('requestKey', 'off');
   } else {
-    const name = requestKeyName(caller, request.idempotencyKey ?? `order:${orderNo}`);
-    // The payload as the caller sent it: the same key with another amount is a mismatch, not a retry.
-    const fingerprint = fingerprintOf({ orderNo, amountCents: request.amountCents ?? amountCents });
+    const name = keyName;
     const claim = { owner: attemptId, fingerprint };
     const ttlSeconds = options.resultTtlSeconds;
     const decision = await claimRequestKey(name, claim, { now: now(), leaseMs, ttlSeconds });
     switch (decision.kind) {
       case 'claimed':
-        lane.mark('requestKey', 'claimed', `fence ${decision.fence}, lease ${leaseMs} ms`);
+        lane.mark('requestKey', 'claimed', `${keyShown}: fence ${decision.fence}, lease ${leaseMs} ms`);
         key = { name, fingerprint, owner: attemptId, fence: decision.fence };
         break;
-      case 'replay': {
-        const outcome = parseOutcome(decision.outcome);
-        if (outcome) {
-          lane.mark('requestKey', 'stopped', `replayed the stored outcome (${outcome.status})`);
-          return { kind: 'duplicate', outcome, answeredBy: 'requestKey' };
-        }
-        lane.mark('requestKey', 'stopped', 'a stored outcome could not be read');
-        return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
-      }
+      case 'replay':
+      case 'mismatch':
+        return answerFromKey(decision, lane, keyShown);
       case 'in_progress': {
         // The claim's holder may be dead (its instance was killed) while the database knows the outcome,
         // or can learn it from the bank (the reconciler). Where a database layer is on, ask before "wait".
@@ -197,25 +231,24 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
             ? await reconcileOrder(orderNo, { leaseMs, now, at, publish: options.publish })
             : undefined;
         if (settled?.kind === 'settled' && decision.owner) {
-          await completeRequestKey(name, decision.owner, { fingerprint, outcome: settled.outcome }, ttlSeconds);
+          // The key's own claim paid (its holder died before storing the outcome): this intent's payment.
+          const outcome = settled.outcome;
+          await completeRequestKey(name, decision.owner, { fingerprint, outcome, existing: false }, ttlSeconds);
           lane.mark(
             'requestKey',
             'stopped',
-            `its claim is still open, but the order is already ${settled.outcome.status}`,
+            `${keyShown}: its claim is still open, but the order is already ${outcome.status}`,
           );
-          return { kind: 'duplicate', outcome: settled.outcome, answeredBy: 'requestKey' };
+          return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
         }
-        lane.mark('requestKey', 'stopped', 'the first request is still processing');
+        lane.mark('requestKey', 'stopped', `${keyShown}: the first request is still processing`);
         return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
       }
-      case 'mismatch':
-        lane.mark('requestKey', 'stopped', 'this key was used with a different payload');
-        return { kind: 'mismatch' };
       case 'abandoned': {
         // The first request stalled or died past its lease, or its outcome is unknown: take its claim over.
         const fence = await takeOverRequestKey(name, decision.claim, claim, { now: now(), ttlSeconds });
         if (fence === undefined) {
-          lane.mark('requestKey', 'stopped', 'another retry took the abandoned claim over first');
+          lane.mark('requestKey', 'stopped', `${keyShown}: another retry took the abandoned claim over first`);
           return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
         }
         key = { name, fingerprint, owner: attemptId, fence };
@@ -223,7 +256,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         lane.mark(
           'requestKey',
           'takeover',
-          `the first request's ${decision.claim.unknown ? 'outcome is unknown' : 'claim ran past its lease'} (fence ${decision.claim.fence}); now fence ${fence}`,
+          `${keyShown}: the first request's ${decision.claim.unknown ? 'outcome is unknown' : 'claim ran past its lease'} (fence ${decision.claim.fence}); now fence ${fence}`,
         );
         // With layer 3 or 4 on, the database decides below. Alone, layer 2 asks the bank itself.
         if (!layers.stateMachine && !layers.uniqueConstraint) {
@@ -257,10 +290,11 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   if (claim.kind === 'answered') {
     // A duplicate: the first request's outcome is this intent's outcome too; "in progress" is not.
     if (key && claim.result.kind === 'duplicate') {
+      const { outcome, existing } = claim.result;
       await completeRequestKey(
         key.name,
         key.owner,
-        { fingerprint: key.fingerprint, outcome: claim.result.outcome },
+        { fingerprint: key.fingerprint, outcome, existing },
         options.resultTtlSeconds,
       );
     } else {
@@ -342,16 +376,35 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
       return { kind: 'in_progress', answeredBy: answererOf(layers), retryAfterSeconds: 1 };
     } else {
       // A timeout, a key still in use at the bank, or any fault we cannot read: the card may have been
-      // charged. Keep every claim, so no retry can charge again, and let reconciliation ask the bank.
+      // charged. Ask the bank at once, under this attempt's own fence: a charge it has is the outcome, and
+      // this request answers with it (docs/decisions/014-answers-in-doubt.md). No charge (yet): keep every
+      // claim, so no retry can charge again, and let reconciliation ask again.
       lane.mark(
         error instanceof BankKeyInUseError ? 'bankKey' : 'bank',
         'unknown',
         error instanceof Error ? error.message : 'the bank call failed',
       );
-      const since = now();
-      if (hold) await keepClaimUnknown(hold, new Date(since)).catch(() => {});
-      if (key) await markRequestKeyUnknown(key, since, options.resultTtlSeconds).catch(() => false);
-      return { kind: 'in_progress', answeredBy: 'bank', retryAfterSeconds: 2 };
+      await at?.('pay.confirm');
+      const confirmed =
+        error instanceof BankTimeoutError && fence
+          ? await askBank({ merchantRef: orderNo, fence, byLock: !hold }, now).then(
+              (answer) => answer.charges[0],
+              () => undefined,
+            )
+          : undefined;
+      if (!confirmed) {
+        lane.mark('bank', 'unknown', 'asked at once: no charge yet; the claims stay until the bank is sure');
+        const since = now();
+        if (hold) await keepClaimUnknown(hold, new Date(since)).catch(() => {});
+        if (key) await markRequestKeyUnknown(key, since, options.resultTtlSeconds).catch(() => false);
+        return { kind: 'in_progress', answeredBy: 'bank', retryAfterSeconds: 1 };
+      }
+      lane.mark(
+        'bank',
+        'confirmed',
+        `asked at once: the bank has charge ${confirmed.id} (it timed out after charging)`,
+      );
+      outcome = outcomeFromCharge(orderNo, confirmed);
     }
   }
 
@@ -368,12 +421,8 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
     (error: Error) => console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
   );
   if (key) {
-    await completeRequestKey(
-      key.name,
-      key.owner,
-      { fingerprint: key.fingerprint, outcome },
-      options.resultTtlSeconds,
-    ).then(
+    const done = { fingerprint: key.fingerprint, outcome, existing: replayed };
+    await completeRequestKey(key.name, key.owner, done, options.resultTtlSeconds).then(
       (stored) =>
         lane.mark(
           'requestKey',
@@ -383,7 +432,29 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
       (error: Error) => console.error(`[pay] ${orderNo}: outcome not stored in Redis (${error.message})`),
     );
   }
-  return replayed ? { kind: 'duplicate', outcome, answeredBy: 'bankKey' } : { kind: 'completed', outcome };
+  return replayed
+    ? { kind: 'duplicate', outcome, answeredBy: 'bankKey', existing: true }
+    : { kind: 'completed', outcome };
+}
+
+/** What layer 2 answers from a key that already holds something: its first outcome, or a mismatch. */
+function answerFromKey(decision: ClaimDecision, lane: Lane, keyShown: string): Result {
+  switch (decision.kind) {
+    case 'replay': {
+      const outcome = parseOutcome(decision.outcome);
+      if (!outcome) break;
+      lane.mark('requestKey', 'stopped', `${keyShown}: replayed the stored outcome (${outcome.status})`);
+      return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: decision.existing };
+    }
+    case 'mismatch':
+      lane.mark('requestKey', 'stopped', `${keyShown}: this key was used with a different payload`);
+      return { kind: 'mismatch' };
+    default:
+      lane.mark('requestKey', 'stopped', `${keyShown}: the first request is still processing`);
+      return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
+  }
+  lane.mark('requestKey', 'stopped', `${keyShown}: a stored outcome could not be read`);
+  return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
 }
 
 /** Who answers "in progress" for an attempt that lost its claim: the layer that held it. */
@@ -450,9 +521,16 @@ async function claimInDatabase(
           'stopped',
           `${why}: ${answer.found ? 'the first attempt’s claim was dead; the bank has its charge' : `already ${answer.outcome.status}`}`,
         );
+        // Found by the reconciler: the dead claim's own charge, answered as its replay. Else the order was
+        // already settled, by another intent as far as this request can tell.
         return {
           kind: 'answered',
-          result: { kind: 'duplicate', outcome: answer.outcome, answeredBy: answer.found ? 'reconciler' : layer },
+          result: {
+            kind: 'duplicate',
+            outcome: answer.outcome,
+            answeredBy: answer.found ? 'reconciler' : layer,
+            existing: !answer.found,
+          },
         };
       case 'resumed':
         lane.mark(
@@ -504,9 +582,10 @@ async function recoverRequestKey(
   if (verdict.kind === 'charged') {
     const outcome = outcomeFromCharge(orderNo, verdict.charge);
     await recordOutcome(outcome, undefined, context.layers);
-    await completeRequestKey(key.name, key.owner, { fingerprint: key.fingerprint, outcome }, options.resultTtlSeconds);
+    const done = { fingerprint: key.fingerprint, outcome, existing: false };
+    await completeRequestKey(key.name, key.owner, done, options.resultTtlSeconds);
     lane.mark('requestKey', 'stopped', `the bank has charge ${verdict.charge.id} for this key`);
-    return { kind: 'duplicate', outcome, answeredBy: 'requestKey' };
+    return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
   }
   if (verdict.kind === 'nothing' || context.layers.bankKey) {
     lane.mark('requestKey', 'resumed', 'the bank has no charge for this key and none can land: this request pays');

@@ -8,6 +8,8 @@ export const RACE_POINTS = [
   'pay.beforeBank',
   /** A payment attempt that has checked its claims, before the bank call (check-then-act lives here). */
   'pay.bank',
+  /** A payment attempt whose bank call timed out, before it asks the bank what it charged. */
+  'pay.confirm',
   /** A payment attempt that has the bank's answer, before it records the outcome. */
   'pay.afterBank',
   /** The reconciler (or a duplicate reconciling), after it read the order and its claims. */

@@ -155,10 +155,15 @@ export const badLab: fc.Arbitrary<unknown> = fc.oneof(
     .map((leaseMs) => ({ claims: { leaseMs } })),
   unknownKey('leaseMs').map((name) => ({ claims: { [name]: 1_000 } })),
   fc
+    .oneof(anyText, fc.constantFrom('Business', 'hash', null, 1))
+    .filter((strategy) => !['business', 'paramHash', 'perSubmit'].includes(strategy as string))
+    .map((strategy) => ({ keys: { strategy } })),
+  unknownKey('strategy').map((name) => ({ keys: { [name]: 'business' } })),
+  fc
     .oneof(fc.integer({ max: 99 }), fc.integer({ min: 30_001 }), fractional)
     .map((timeoutMs) => ({ gateway: { timeoutMs } })),
   fc.oneof(fc.integer({ max: -1 }), fc.integer({ min: 4 })).map((retries) => ({ gateway: { retries } })),
-  unknownKey('layers', 'faults', 'gateway').map((key) => ({ [key]: {} })),
+  unknownKey('layers', 'faults', 'claims', 'keys', 'gateway').map((key) => ({ [key]: {} })),
 );
 
 /** A body one byte too many, and far more: valid JSON whose only fault is its size (the limit is 16 KiB). */

@@ -5,16 +5,42 @@ import { readJsonBody } from '@/lib/http/body';
 import { callerOf } from '@/lib/http/caller';
 import { paymentResponse } from '@/lib/http/payment-response';
 import { problem, withProblems } from '@/lib/http/problem';
+import { newRequestId } from '@/lib/lab/timeline';
 import { AmountCentsSchema, OrderNoSchema } from '@/lib/payments/order-no';
 import { pay } from '@/lib/payments/pay';
 
-const PaymentSchema = z.strictObject({ orderNo: OrderNoSchema, amountCents: AmountCentsSchema });
+const PaymentSchema = z.strictObject({
+  orderNo: OrderNoSchema,
+  amountCents: AmountCentsSchema,
+  /**
+   * When the caller sent this attempt, as many SDKs stamp every request (epoch milliseconds, or an RFC 3339
+   * date-time). Not part of the payment: a retry that stamps it anew is the same payment (the fingerprint
+   * leaves it out), and the key is never made from it, except by the lab's `paramHash` strategy, to show why.
+   */
+  requestedAt: z
+    .union([z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.iso.datetime({ offset: true })], {
+      message: 'must be epoch milliseconds or an RFC 3339 date-time',
+    })
+    .optional(),
+});
 
 /**
  * Service-to-service payment. The caller's Idempotency-Key names the intent and stays the same across
- * its retries; the outcome is kept for 24 hours and replayed with `Idempotent-Replayed: true`.
+ * its retries; the outcome is kept for 24 hours and replayed with `Idempotent-Replayed: true`. Every
+ * response carries X-Request-Id (the request's lane on the lab's timeline), and every answer X-Answered-By:
+ * the defence or the bank that gave it, or `request` when the request itself was refused (400/404/413/422).
  */
-export const POST = withProblems(async (request: NextRequest): Promise<Response> => {
+export async function POST(request: NextRequest): Promise<Response> {
+  const requestId = newRequestId();
+  const response = await handle(request, requestId);
+  response.headers.set('x-request-id', requestId);
+  if (response.status >= 400 && response.status < 500 && !response.headers.has('x-answered-by')) {
+    response.headers.set('x-answered-by', 'request');
+  }
+  return response;
+}
+
+const handle = withProblems(async (request: NextRequest, requestId: string): Promise<Response> => {
   // 1. The key: required, and well-formed (the IETF draft: 400 when missing or malformed).
   const rawKey = request.headers.get('idempotency-key');
   const key = IdempotencyKeySchema.safeParse(rawKey ?? '');
@@ -39,12 +65,16 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
       errors: [{ field: 'Checkout-Token', message: 'is not a checkout token' }],
     });
   }
+  const { orderNo, amountCents, requestedAt } = body.value;
   const result = await pay({
-    ...body.value,
+    orderNo,
+    amountCents,
     caller: who.caller,
     channel: 'api',
     idempotencyKey: key.data,
     checkoutToken: token,
+    params: { orderNo, amountCents, ...(requestedAt === undefined ? {} : { requestedAt }) },
+    requestId,
   });
   return paymentResponse(result);
 });

@@ -15,15 +15,30 @@ import type { PayState } from './pay-state';
 const PayFormSchema = z.object({
   orderNo: OrderNoSchema,
   token: z.string().max(128, { message: 'is not a checkout token' }),
+  // Stamped by the form at each submit (epoch ms), as many real forms do: the lab's paramHash keys hash it.
+  submittedAt: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  // Minted by the form at each submit: the lab's perSubmit keys.
+  submitKey: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{8,64}$/, { message: 'is not a submit key' })
+    .optional(),
 });
 
+/** A form field, or undefined when the form did not send it. */
+const field = (formData: FormData, name: string) => formData.get(name) ?? undefined;
+
 export async function payOrder(_previous: PayState, formData: FormData): Promise<PayState> {
-  const parsed = PayFormSchema.safeParse({ orderNo: formData.get('orderNo'), token: formData.get('token') ?? '' });
+  const parsed = PayFormSchema.safeParse({
+    orderNo: formData.get('orderNo'),
+    token: formData.get('token') ?? '',
+    submittedAt: field(formData, 'submittedAt'),
+    submitKey: field(formData, 'submitKey'),
+  });
   if (!parsed.success) {
     const errors = Object.fromEntries(parsed.error.issues.map((issue) => [String(issue.path[0]), issue.message]));
     return { status: 'invalid', errors };
   }
-  const { orderNo, token } = parsed.data;
+  const { orderNo, token, submittedAt, submitKey } = parsed.data;
   const session = (await cookies()).get(SESSION_COOKIE)?.value;
   if (!session || !SessionIdSchema.safeParse(session).success) {
     return { status: 'invalid', errors: { token: 'your session has expired: reload the page' } };
@@ -31,7 +46,15 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
   const caller = sessionScope(session);
 
   try {
-    const result = await pay({ orderNo, caller, channel: 'browser', checkoutToken: token || undefined });
+    const result = await pay({
+      orderNo,
+      caller,
+      channel: 'browser',
+      checkoutToken: token || undefined,
+      // The form's fields as submitted (the token aside: it is layer 1's, and spent by now).
+      params: { orderNo, ...(submittedAt === undefined ? {} : { submittedAt }) },
+      submitKey,
+    });
     const { requestId } = result;
     switch (result.kind) {
       case 'completed':

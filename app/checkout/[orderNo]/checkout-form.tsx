@@ -1,6 +1,6 @@
 'use client';
 import { useActionState, useEffect, useRef } from 'react';
-import { answererName, colourOf, SWITCHES } from '@/lib/lab/layer-info';
+import { answererName, colourOf, KEY_STRATEGY_INFO, SWITCHES } from '@/lib/lab/layer-info';
 import type { LabSettings } from '@/lib/lab/settings';
 import { usePolling } from '@/lib/ui/use-polling';
 import { payOrder } from './actions';
@@ -35,6 +35,14 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
   const busy = isPending;
   const blocked = pendingUi && busy;
 
+  // Every submit is stamped with its time and a key minted for it, as many real forms do. Which of them
+  // layer 2's key is made of is the lab's key strategy (the server decides; the form sends both).
+  const submit = (formData: FormData) => {
+    formData.set('submittedAt', String(Date.now()));
+    formData.set('submitKey', mintSubmitKey());
+    formAction(formData);
+  };
+
   const onSubmit = (event: React.FormEvent<HTMLFormElement>) => {
     if (pendingUi && (inFlight.current || isPending)) {
       event.preventDefault(); // layer 0: no second request leaves this page
@@ -46,7 +54,7 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
   const message = describePayState(state, amount);
 
   return (
-    <form action={formAction} onSubmit={onSubmit} aria-busy={busy} aria-describedby="pay-outcome" className="pay-form">
+    <form action={submit} onSubmit={onSubmit} aria-busy={busy} aria-describedby="pay-outcome" className="pay-form">
       <input type="hidden" name="orderNo" value={orderNo} />
       <input type="hidden" name="token" value={tokenRef.current} />
       <button type="submit" className="button pay-button" aria-disabled={blocked}>
@@ -93,9 +101,17 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
               }}
             />
             {layer.number} {layer.name}: {settings.layers[layer.key] ? 'on' : 'off'}
+            {layer.key === 'requestKey' && settings.keys.strategy !== 'business'
+              ? ` (key: ${KEY_STRATEGY_INFO[settings.keys.strategy].name.toLowerCase()})`
+              : null}
           </li>
         ))}
       </ul>
     </form>
   );
+}
+
+/** 128 random bits as hex (getRandomValues works outside secure contexts too, unlike randomUUID). */
+function mintSubmitKey(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }

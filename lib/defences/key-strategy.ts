@@ -1,0 +1,44 @@
+// Layer 2's key, as the lab's key strategy makes it: the article's first detail, made switchable so a
+// workshop can watch the wrong keys fail. Pure: unit-tested without servers.
+//
+//   business   the intent's identity: the order number (a checkout), or the Idempotency-Key the caller
+//              created with the intent and keeps across its retries (an API call). Every retry: one key.
+//   paramHash  a hash of the submitted parameters. The checkout form stamps each submit with its time, as
+//              many real forms and SDKs do (a `timestamp` field): every new submit is a new key.
+//   perSubmit  a fresh random key minted for each submit (the form mints one per click; for the API, one
+//              per request received, like a request id made at the edge) and never persisted.
+import { createHash, randomUUID } from 'node:crypto';
+import type { KeyStrategy } from '../lab/settings.ts';
+import { canonicalOf } from './request-key-record.ts';
+
+/** What a request says about its intent, from which each strategy makes its key. */
+export type KeySources = {
+  orderNo: string;
+  /** API: the caller's Idempotency-Key. */
+  idempotencyKey?: string;
+  /** The parameters as submitted: the form's fields, or the JSON body, timestamp included if there is one. */
+  params: Record<string, string | number>;
+  /** The key the checkout form minted for this submit. */
+  submitKey?: string;
+};
+
+export function requestKeyFor(strategy: KeyStrategy, sources: KeySources, mint: () => string = randomUUID): string {
+  switch (strategy) {
+    case 'business':
+      return sources.idempotencyKey ?? `order:${sources.orderNo}`;
+    case 'paramHash':
+      return `params:${hashParams(sources.params)}`;
+    case 'perSubmit':
+      return `submit:${sources.submitKey ?? mint()}`;
+  }
+}
+
+/** SHA-256 of the parameters in a canonical order (so the order of the fields does not matter). */
+export function hashParams(params: Record<string, string | number>): string {
+  return createHash('sha256').update(canonicalOf(params)).digest('hex');
+}
+
+/** The key as the timeline shows it: enough to tell two keys apart, short enough for a lane. */
+export function shortKey(key: string): string {
+  return key.length <= 28 ? key : `${key.slice(0, 20)}…${key.slice(-4)}`;
+}
