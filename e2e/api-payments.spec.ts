@@ -166,4 +166,104 @@ test.describe('POST /api/payments', () => {
     expect(reused.headers()['x-answered-by']).toBe('token');
     expect(await chargeCount(orderNo)).toBe(1);
   });
+
+  test('every path answers its retry exactly as it answered first, and says who answered', async ({ request }) => {
+    const paid = await createOrder(request, { layers: ALL_ON });
+    const tokened = await createOrder(request, { layers: ALL_ON });
+    const caller = { 'x-client-id': 'exact' };
+    // Paid once, so that another key for it is a path of its own.
+    expect(
+      (
+        await request.post('/api/payments', { headers: { ...caller, 'idempotency-key': `a-${paid}` }, data: pay(paid) })
+      ).status(),
+    ).toBe(201);
+    const { token } = await (await request.get(`/api/tokens?orderNo=${tokened}`, { headers: caller })).json();
+
+    const paths: Array<{
+      name: string;
+      key: string;
+      data: unknown;
+      token?: string;
+      status: number;
+      replayed: boolean;
+      by: string;
+    }> = [
+      {
+        name: 'first payment',
+        key: `p-${tokened}`,
+        data: pay(tokened),
+        token,
+        status: 201,
+        replayed: true,
+        by: 'bank',
+      },
+      {
+        name: 'another key on a paid order',
+        key: `b-${paid}`,
+        data: pay(paid),
+        status: 200,
+        replayed: true,
+        by: 'stateMachine',
+      },
+      {
+        name: 'the key with another amount',
+        key: `a-${paid}`,
+        data: pay(paid, 99),
+        status: 422,
+        replayed: false,
+        by: 'requestKey',
+      },
+      {
+        name: 'a wrong amount on a fresh key',
+        key: `w-${paid}`,
+        data: pay(paid, 99),
+        status: 422,
+        replayed: false,
+        by: 'request',
+      },
+      {
+        name: 'an unknown order',
+        key: 'unknown-order',
+        data: pay('ord_0000000000000000'),
+        status: 404,
+        replayed: false,
+        by: 'request',
+      },
+      {
+        name: 'an invalid body',
+        key: 'invalid-body',
+        data: { orderNo: 'nope' },
+        status: 400,
+        replayed: false,
+        by: 'request',
+      },
+    ];
+    for (const path of paths) {
+      const send = () =>
+        request.post('/api/payments', {
+          headers: { ...caller, 'idempotency-key': path.key, ...(path.token ? { 'checkout-token': path.token } : {}) },
+          data: path.data,
+        });
+      const first = await send();
+      const retry = await send(); // the same key, the same body (and the same, now spent, token)
+      const firstBody = await first.text();
+      expect([first.status(), retry.status()], path.name).toEqual([path.status, path.status]);
+      expect(await retry.text(), path.name).toBe(firstBody);
+      expect(first.headers()['x-answered-by'], path.name).toBe(path.by);
+      expect(retry.headers()['idempotent-replayed'], path.name).toBe(path.replayed ? 'true' : undefined);
+      if (path.replayed) expect(retry.headers()['x-answered-by'], path.name).toBe('requestKey');
+      for (const answer of [first, retry])
+        expect(answer.headers()['x-request-id'], path.name).toMatch(/^[0-9a-f]{12}$/);
+      expect(first.headers()['x-request-id']).not.toBe(retry.headers()['x-request-id']);
+    }
+    // A missing key is refused before anything else, with the same headers.
+    const keyless = await request.post('/api/payments', { headers: caller, data: pay(paid) });
+    expect(keyless.status()).toBe(400);
+    expect(keyless.headers()).toMatchObject({
+      'x-answered-by': 'request',
+      'x-request-id': expect.stringMatching(/^[0-9a-f]{12}$/),
+    });
+    expect(await chargeCount(paid)).toBe(1);
+    expect(await chargeCount(tokened)).toBe(1);
+  });
 });

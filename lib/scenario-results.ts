@@ -20,6 +20,12 @@ export type Matrix = {
   configurations: Array<{ id: string; title: string }>;
   scenarios: Array<{ id: string; title: string; source: number }>;
   cells: MatrixCell[];
+  /** The key-strategy matrix: layer 2 alone, one column per way of making its key. */
+  keyStrategies?: {
+    columns: Array<{ id: string; title: string }>;
+    rows: Array<{ id: string; title: string; source: number; sameKeyUnder: string[]; why: string }>;
+    cells: MatrixCell[];
+  };
   from: 'latest run' | 'docs';
 };
 

@@ -1,10 +1,26 @@
 // Runs one scenario under every configuration of the matrix: a fresh order per cell (so every cell runs
 // in parallel with the others), the card network's count at the end, and the cell recorded for the
 // matrix reporter. The assertion is the declared cell: a difference either way fails.
-import type { APIRequestContext, Browser, BrowserContext, Locator, Page } from '@playwright/test';
+import type { APIRequestContext, Browser, BrowserContext, Locator, Page, TestInfo } from '@playwright/test';
 import { Redis } from 'ioredis';
 import { chargeCount, createOrder, expect, receiptCount, test } from '../fixtures';
-import { CONFIGURATIONS, chargesBucket, expectedCell, type Layers, SCENARIOS, type Sees } from './matrix';
+import {
+  type Charges,
+  CONFIGURATIONS,
+  chargesBucket,
+  expectedCell,
+  expectedKeyCell,
+  KEY_STRATEGIES,
+  KEY_STRATEGY_COLUMNS,
+  KEY_STRATEGY_LAYERS,
+  KEY_STRATEGY_ROWS,
+  type KeyStrategy,
+  type KeyStrategyRow,
+  type Layers,
+  SCENARIOS,
+  type Scenario,
+  type Sees,
+} from './matrix';
 
 export type CellContext = {
   orderNo: string;
@@ -19,18 +35,15 @@ export type CellContext = {
 export function scenario(id: string, run: (cell: CellContext) => Promise<Sees>): void {
   const declared = SCENARIOS.find((s) => s.id === id);
   if (!declared) throw new Error(`scenario ${id} is not declared in matrix.ts`);
+  const keyRow = KEY_STRATEGY_ROWS.find((row) => row.scenario.id === id);
   test.describe(`scenario: ${declared.title}`, () => {
     for (const configuration of CONFIGURATIONS) {
+      // Layer 2 alone with business keys is the key-strategy matrix's first column too: one run, two cells.
+      const alsoKeyCell = keyRow && configuration.id === 'request-key' ? keyRow : undefined;
       test(configuration.title, async ({ page, context, browser, request, db }, testInfo) => {
+        const fixtures = { page, context, browser, request, db };
         const expected = expectedCell(declared, configuration.layers);
-        const orderNo = await createOrder(request, {
-          layers: configuration.layers,
-          faults: { bankLatencyMs: declared.bankLatencyMs, ...declared.lab?.faults },
-          claims: declared.lab?.claims,
-        });
-        const sees = await run({ orderNo, layers: configuration.layers, page, context, browser, request, db });
-        const count = await settledCount(orderNo, declared.counts === 'receipts' ? receiptCount : chargeCount);
-        const actual = { charges: chargesBucket(count), sees };
+        const actual = await runCell(declared, configuration.layers, 'business', run, fixtures);
         testInfo.annotations.push({
           type: 'matrix-cell',
           description: JSON.stringify({
@@ -38,17 +51,79 @@ export function scenario(id: string, run: (cell: CellContext) => Promise<Sees>):
             configuration: configuration.id,
             counts: declared.counts ?? 'charges',
             expected: { charges: expected.charges, sees: expected.sees },
-            actual: { ...actual, chargeCount: count },
+            actual,
           }),
         });
-        expect(actual, `${declared.title} / ${configuration.title}`).toEqual({
-          charges: expected.charges,
-          sees: expected.sees,
-        });
+        if (alsoKeyCell) annotateKeyCell(testInfo, alsoKeyCell, 'business', actual);
+        expect(outcomeOf(actual), `${declared.title} / ${configuration.title}`).toEqual(outcomeOf(expected));
       });
     }
+    if (keyRow) keyStrategyCells(keyRow, run, ['paramHash', 'perSubmit']);
   });
 }
+
+/** The scenarios only the key-strategy matrix runs: every column. */
+export function keyStrategyScenario(id: string, run: (cell: CellContext) => Promise<Sees>): void {
+  const row = KEY_STRATEGY_ROWS.find((r) => r.scenario.id === id);
+  if (!row) throw new Error(`scenario ${id} is not a row of the key-strategy matrix`);
+  test.describe(`scenario: ${row.scenario.title}`, () => keyStrategyCells(row, run, KEY_STRATEGIES));
+}
+
+function keyStrategyCells(
+  row: KeyStrategyRow,
+  run: (cell: CellContext) => Promise<Sees>,
+  strategies: readonly KeyStrategy[],
+) {
+  for (const strategy of strategies) {
+    const column = KEY_STRATEGY_COLUMNS.find((c) => c.id === strategy);
+    test(`key strategy: ${column?.title ?? strategy}`, async ({ page, context, browser, request, db }, testInfo) => {
+      const fixtures = { page, context, browser, request, db };
+      const actual = await runCell(row.scenario, KEY_STRATEGY_LAYERS, strategy, run, fixtures);
+      annotateKeyCell(testInfo, row, strategy, actual);
+      expect(outcomeOf(actual), `${row.scenario.title} / key: ${strategy}`).toEqual(
+        outcomeOf(expectedKeyCell(row, strategy)),
+      );
+    });
+  }
+}
+
+type Fixtures = Omit<CellContext, 'orderNo' | 'layers'>;
+type Actual = { charges: Charges; sees: Sees; chargeCount: number };
+
+/** One cell: a fresh order with the cell's settings, the scenario, and the count once it has settled. */
+async function runCell(
+  declared: Scenario,
+  layers: Layers,
+  strategy: KeyStrategy,
+  run: (cell: CellContext) => Promise<Sees>,
+  fixtures: Fixtures,
+): Promise<Actual> {
+  const orderNo = await createOrder(fixtures.request, {
+    layers,
+    faults: { bankLatencyMs: declared.bankLatencyMs, ...declared.lab?.faults },
+    claims: declared.lab?.claims,
+    keys: strategy === 'business' ? undefined : { strategy },
+  });
+  const sees = await run({ ...fixtures, orderNo, layers });
+  const count = await settledCount(orderNo, declared.counts === 'receipts' ? receiptCount : chargeCount);
+  return { charges: chargesBucket(count), sees, chargeCount: count };
+}
+
+function annotateKeyCell(testInfo: TestInfo, row: KeyStrategyRow, strategy: KeyStrategy, actual: Actual): void {
+  const expected = expectedKeyCell(row, strategy);
+  testInfo.annotations.push({
+    type: 'key-strategy-cell',
+    description: JSON.stringify({
+      scenario: row.scenario.id,
+      configuration: strategy,
+      counts: 'charges',
+      expected: { charges: expected.charges, sees: expected.sees },
+      actual,
+    }),
+  });
+}
+
+const outcomeOf = (cell: { charges: Charges; sees: Sees }) => ({ charges: cell.charges, sees: cell.sees });
 
 /** The count once it has stopped moving (a duplicate may still be on its way to the bank, or the queue). */
 async function settledCount(orderNo: string, count: (orderNo: string) => Promise<number>): Promise<number> {

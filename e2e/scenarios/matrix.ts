@@ -2,7 +2,15 @@
 // customer then sees. It is the mission's table (mission.md, "The four layers") applied scenario by
 // scenario; every cell of the run is asserted against it, and a defence that works where it was declared
 // not to is a failure too: the scenario would not exercise what it claims.
-import { ALL_LAYERS_OFF, ALL_LAYERS_ON, type Faults, type Layers, onlyLayers } from '../../lib/lab/settings';
+import {
+  ALL_LAYERS_OFF,
+  ALL_LAYERS_ON,
+  type Faults,
+  KEY_STRATEGIES,
+  type KeyStrategy,
+  type Layers,
+  onlyLayers,
+} from '../../lib/lab/settings';
 
 export type { Layers };
 /** The switches in the order a request meets them. */
@@ -219,7 +227,87 @@ export const SCENARIOS: Scenario[] = [
   },
 ];
 
+// The key-strategy matrix: the article's first detail. Layer 2 alone (the pending UI off too), under each
+// way of making its key. A strategy stops a duplicate only if the retry carries the same key: the business
+// identity always does; a hash of the parameters does only when the retry resends the very same bytes
+// (its timestamp included); a key minted per submit never does.
+
+/** Layer 2 alone: the configuration every cell of the key-strategy matrix runs under. */
+export const KEY_STRATEGY_LAYERS = onlyLayers('requestKey');
+
+export const KEY_STRATEGY_COLUMNS: Array<{ id: KeyStrategy; title: string }> = [
+  { id: 'business', title: 'Business identity' },
+  { id: 'paramHash', title: 'Hash of the parameters' },
+  { id: 'perSubmit', title: 'New key per submit' },
+];
+
+/** A scenario that only the key-strategy matrix runs: a client that resends its request's very bytes. */
+export const CLIENT_RESEND: Scenario = {
+  id: 'client-resend',
+  title: 'HTTP client resends the same request, byte for byte',
+  source: 2,
+  // A transport-level retry (the timestamp in the body is the first attempt's): the same parameters.
+  stoppedBy: REPLAYED_BY_SERVER,
+  unstopped: 'paid',
+  bankLatencyMs: 1_200,
+};
+
+export type KeyStrategyRow = {
+  scenario: Scenario;
+  /** The strategies under which the retry carries the first request's key: layer 2 sees the duplicate. */
+  sameKeyUnder: KeyStrategy[];
+  /** Why the others miss it, in the table's words. */
+  why: string;
+};
+
+const byId = (id: string): Scenario => {
+  const found = SCENARIOS.find((s) => s.id === id);
+  if (!found) throw new Error(`scenario ${id} is not declared`);
+  return found;
+};
+
+export const KEY_STRATEGY_ROWS: KeyStrategyRow[] = [
+  {
+    scenario: byId('double-click'),
+    sameKeyUnder: ['business'],
+    why: 'the second click is a new submit: a new timestamp, a new minted key',
+  },
+  {
+    scenario: byId('double-enter'),
+    sameKeyUnder: ['business'],
+    why: 'the second Enter is a new submit: a new timestamp, a new minted key',
+  },
+  {
+    scenario: byId('refresh'),
+    sameKeyUnder: ['business'],
+    why: 'the refreshed page submits anew: a new timestamp, a new minted key',
+  },
+  {
+    scenario: byId('lost-response'),
+    sameKeyUnder: ['business'],
+    why: 'the customer’s retry is a new submit: a new timestamp, a new minted key',
+  },
+  {
+    scenario: byId('client-retry'),
+    sameKeyUnder: ['business'],
+    why: 'the client stamps each attempt anew (requestedAt), and the server mints a key per request',
+  },
+  {
+    scenario: CLIENT_RESEND,
+    sameKeyUnder: ['business', 'paramHash'],
+    why: 'the same bytes hash to the same key; a key minted per request is still new',
+  },
+];
+
 export type Cell = { charges: Charges; sees: Sees; answeredBy?: Switch };
+
+/** The declared outcome of a key-strategy cell: layer 2 stops the duplicate when the retry's key is the same. */
+export function expectedKeyCell(row: KeyStrategyRow, strategy: KeyStrategy): Cell {
+  return expectedCell(row.scenario, row.sameKeyUnder.includes(strategy) ? KEY_STRATEGY_LAYERS : ALL_LAYERS_OFF);
+}
+
+export type { KeyStrategy };
+export { KEY_STRATEGIES };
 
 /** The declared outcome of a scenario under a configuration: the first defence (in request order) that stops it. */
 export function expectedCell(scenario: Scenario, layers: Layers): Cell {

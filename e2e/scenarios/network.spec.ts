@@ -1,7 +1,9 @@
 // Source 2: the client's network. A response lost on its way back (the customer retries by hand), and
 // an HTTP client that times out and retries by itself with the same Idempotency-Key.
+import type { APIRequestContext } from '@playwright/test';
 import { expect } from '../fixtures';
-import { categorizeResponse, openCheckout, scenario, seesOn } from './cell';
+import { categorizeResponse, keyStrategyScenario, openCheckout, scenario, seesOn } from './cell';
+import type { Sees } from './matrix';
 
 scenario('lost-response', async ({ page, orderNo }) => {
   const pay = await openCheckout(page, orderNo);
@@ -20,15 +22,32 @@ scenario('lost-response', async ({ page, orderNo }) => {
 });
 
 scenario('client-retry', async ({ request, orderNo }) => {
+  // Like many SDKs, the client stamps every attempt with the time it was sent (requestedAt). The
+  // Idempotency-Key stays the same; the parameters do not.
+  return retryUntilAnswered(request, orderNo, () => ({ orderNo, amountCents: 4200, requestedAt: Date.now() }));
+});
+
+keyStrategyScenario('client-resend', async ({ request, orderNo }) => {
+  // A transport-level retry: the very bytes of the first attempt again, its timestamp included.
+  const body = { orderNo, amountCents: 4200, requestedAt: Date.now() };
+  return retryUntilAnswered(request, orderNo, () => body);
+});
+
+/**
+ * Attempt 1 gives up after 500 ms (the bank takes 1.2 s); the server goes on and charges. Then the client
+ * retries with the same key, waiting as told by Retry-After, like a well-behaved client.
+ */
+async function retryUntilAnswered(
+  request: APIRequestContext,
+  orderNo: string,
+  body: () => Record<string, unknown>,
+): Promise<Sees> {
   const headers = { 'idempotency-key': `pay-${orderNo}`, 'x-client-id': 'shop-backend' };
-  const data = { orderNo, amountCents: 4200 };
-  // Attempt 1 gives up after 500 ms (the bank takes 1.2 s); the server goes on and charges.
-  await expect(request.post('/api/payments', { headers, data, timeout: 500 })).rejects.toThrow(/Timeout/);
-  // Then the client retries with the same key, waiting as told by Retry-After, like a well-behaved client.
+  await expect(request.post('/api/payments', { headers, data: body(), timeout: 500 })).rejects.toThrow(/Timeout/);
   for (let attempt = 2; attempt <= 10; attempt++) {
-    const response = await request.post('/api/payments', { headers, data, timeout: 10_000 });
+    const response = await request.post('/api/payments', { headers, data: body(), timeout: 10_000 });
     if (response.status() !== 409) return categorizeResponse(response.status(), response.headers());
     await new Promise((resolve) => setTimeout(resolve, Number(response.headers()['retry-after'] ?? '1') * 1000));
   }
   return 'in progress';
-});
+}

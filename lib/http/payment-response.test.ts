@@ -94,7 +94,7 @@ describe('paymentResponse', () => {
   });
 
   it('in progress is 409 with Retry-After and the layer that answered', async () => {
-    const response = await answer({ requestId, kind: 'in_progress', answeredBy: 'bank', retryAfterSeconds: 1 });
+    const response = await answer({ requestId, kind: 'in_progress', answeredBy: 'bank' });
     expect(response).toMatchObject({ status: 409, headers: { 'retry-after': '1', 'x-answered-by': 'bank' } });
   });
 });

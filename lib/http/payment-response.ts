@@ -23,6 +23,14 @@ export function outcomeResponse(outcome: PaymentOutcome, headers: Record<string,
   );
 }
 
+/**
+ * Every "in progress" says: retry after 1 s, even when the outcome may take the bank's whole settlement
+ * window (10 s) to be known. Clients compare Retry-After with their own timeout and give up when it is
+ * longer (got: `maxRetryAfter` defaults to the request timeout), so a longer one ends the retries before the
+ * outcome is known. A short one costs a few cheap requests (docs/decisions/014-answers-in-doubt.md).
+ */
+export const RETRY_AFTER_SECONDS = 1;
+
 /** The outcome with its fields in one order, wherever it was read from: replays are byte-identical. */
 function canonicalOutcome(outcome: PaymentOutcome): PaymentOutcome {
   return PaymentOutcomeSchema.parse(outcome);
@@ -56,7 +64,7 @@ export function paymentResponse(result: PayResult): Response {
           detail: 'A request for this payment is still being processed. Retry after the delay to get its outcome.',
           answeredBy: result.answeredBy,
         },
-        { ...headers, 'retry-after': String(result.retryAfterSeconds), 'x-answered-by': result.answeredBy },
+        { ...headers, 'retry-after': String(RETRY_AFTER_SECONDS), 'x-answered-by': result.answeredBy },
       );
     case 'mismatch':
       return problem(

@@ -94,8 +94,11 @@ export type PayResult = {
    * 201); a request key keeps this with the outcome, so its replays answer exactly as it did.
    */
   | { kind: 'duplicate'; outcome: PaymentOutcome; answeredBy: Answerer; existing: boolean }
-  /** The first request is still running, or its outcome is being confirmed with the bank. */
-  | { kind: 'in_progress'; answeredBy: Answerer; retryAfterSeconds: number }
+  /**
+   * The first request is still running, or its outcome is being confirmed with the bank. The caller is
+   * told to retry after 1 s, however long the wait may be (docs/decisions/014-answers-in-doubt.md).
+   */
+  | { kind: 'in_progress'; answeredBy: Answerer }
   /** Layer 1: this page's token was already used, has expired, or is not this session's. */
   | { kind: 'already_submitted' }
   /** Layer 2: the key was used before with a different payload. */
@@ -242,14 +245,14 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
           return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
         }
         lane.mark('requestKey', 'stopped', `${keyShown}: the first request is still processing`);
-        return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
+        return { kind: 'in_progress', answeredBy: 'requestKey' };
       }
       case 'abandoned': {
         // The first request stalled or died past its lease, or its outcome is unknown: take its claim over.
         const fence = await takeOverRequestKey(name, decision.claim, claim, { now: now(), ttlSeconds });
         if (fence === undefined) {
           lane.mark('requestKey', 'stopped', `${keyShown}: another retry took the abandoned claim over first`);
-          return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
+          return { kind: 'in_progress', answeredBy: 'requestKey' };
         }
         key = { name, fingerprint, owner: attemptId, fence };
         tookOver = true;
@@ -337,7 +340,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         'this attempt stalled past its lease and another one took its claim over',
       );
       await releaseKey();
-      return { kind: 'in_progress', answeredBy: answererOf(layers), retryAfterSeconds: 1 };
+      return { kind: 'in_progress', answeredBy: answererOf(layers) };
     }
   }
   await at?.('pay.bank');
@@ -373,7 +376,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         `fence ${error.fence.token} is stale: another attempt took the claim over; nothing charged`,
       );
       await releaseKey();
-      return { kind: 'in_progress', answeredBy: answererOf(layers), retryAfterSeconds: 1 };
+      return { kind: 'in_progress', answeredBy: answererOf(layers) };
     } else {
       // A timeout, a key still in use at the bank, or any fault we cannot read: the card may have been
       // charged. Ask the bank at once, under this attempt's own fence: a charge it has is the outcome, and
@@ -397,7 +400,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         const since = now();
         if (hold) await keepClaimUnknown(hold, new Date(since)).catch(() => {});
         if (key) await markRequestKeyUnknown(key, since, options.resultTtlSeconds).catch(() => false);
-        return { kind: 'in_progress', answeredBy: 'bank', retryAfterSeconds: 1 };
+        return { kind: 'in_progress', answeredBy: 'bank' };
       }
       lane.mark(
         'bank',
@@ -451,10 +454,10 @@ function answerFromKey(decision: ClaimDecision, lane: Lane, keyShown: string): R
       return { kind: 'mismatch' };
     default:
       lane.mark('requestKey', 'stopped', `${keyShown}: the first request is still processing`);
-      return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
+      return { kind: 'in_progress', answeredBy: 'requestKey' };
   }
   lane.mark('requestKey', 'stopped', `${keyShown}: a stored outcome could not be read`);
-  return { kind: 'in_progress', answeredBy: 'requestKey', retryAfterSeconds: 1 };
+  return { kind: 'in_progress', answeredBy: 'requestKey' };
 }
 
 /** Who answers "in progress" for an attempt that lost its claim: the layer that held it. */
@@ -546,7 +549,6 @@ async function claimInDatabase(
           result: {
             kind: 'in_progress',
             answeredBy: 'reconciler',
-            retryAfterSeconds: Math.max(1, Math.ceil(answer.retryAfterMs / 1000)),
           },
         };
       case 'idle':
@@ -558,7 +560,7 @@ async function claimInDatabase(
         break;
     }
     lane.mark(layer, 'stopped', `${why}: the first request is still processing`);
-    return { kind: 'answered', result: { kind: 'in_progress', answeredBy: layer, retryAfterSeconds: 1 } };
+    return { kind: 'answered', result: { kind: 'in_progress', answeredBy: layer } };
   }
 }
 
@@ -596,7 +598,6 @@ async function recoverRequestKey(
   return {
     kind: 'in_progress',
     answeredBy: 'requestKey',
-    retryAfterSeconds: Math.max(1, Math.ceil((verdict.until - askedAt) / 1000)),
   };
 }
 
