@@ -88,6 +88,26 @@ test('the lease and the recovery faults are lab settings, saved from the lab pag
   ]);
 });
 
+test('layer 2’s key strategy is chosen on the lab page, each explained in a sentence; reset restores business', async ({
+  page,
+  request,
+}) => {
+  await request.post('/api/lab/reset');
+  await page.goto('/lab');
+  const strategies = page.getByRole('group', { name: 'Layer 2’s key' });
+  await expect(strategies.getByRole('radio')).toHaveCount(3);
+  await expect(strategies.getByRole('radio', { name: /Business identity/ })).toBeChecked();
+  await expect(strategies).toContainText('every new submit hashes to a new key');
+  await strategies.getByRole('radio', { name: /Hash of the parameters/ }).check();
+  await expect(async () => {
+    expect((await (await request.get('/api/lab/config')).json()).keys).toEqual({ strategy: 'paramHash' });
+  }).toPass({ timeout: 5_000 });
+  const bad = await request.put('/api/lab/config', { data: { keys: { strategy: 'timestamp' } } });
+  expect(bad.status()).toBe(400);
+  expect((await bad.json()).errors[0].field).toBe('keys.strategy');
+  expect((await (await request.post('/api/lab/reset')).json()).keys).toEqual({ strategy: 'business' });
+});
+
 test('GET /api/lab/config returns the whole; PUT merges a partial change', async ({ request }) => {
   const put = await request.put('/api/lab/config', { data: { layers: { token: false } } });
   expect(put.status()).toBe(200);

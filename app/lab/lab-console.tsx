@@ -345,6 +345,10 @@ function Lane({ lane }: { lane: LaneView }) {
   const total = lane.events.reduce((sum, event) => sum + event.durationMs, 0);
   const outcome = lane.events.find((event) => event.step === 'outcome');
   const steps = lane.events.filter((event) => event.step !== 'request' && event.step !== 'outcome');
+  // Layer 2's key, as its steps name it ("key order:…: …"): two lanes of one order with two keys stand out.
+  const key = lane.events
+    .map((event) => (event.step === 'requestKey' ? /^key (\S+?):? /.exec(event.detail ?? '')?.[1] : undefined))
+    .find(Boolean);
   return (
     <li
       className="lane"
@@ -357,6 +361,7 @@ function Lane({ lane }: { lane: LaneView }) {
         <span className="mono">{lane.first.orderNo}</span>
         <span>{lane.first.channel}</span>
         <span>{lane.first.instance}</span>
+        {key ? <span className="mono lane-key">{key}</span> : null}
         <span>
           {outcome ||
           lane.first.channel === 'worker' ||
