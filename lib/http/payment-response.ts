@@ -42,10 +42,11 @@ export function paymentResponse(result: PayResult): Response {
     case 'completed':
       return outcomeResponse(result.outcome, { ...headers, 'x-answered-by': 'bank' });
     case 'duplicate': {
-      // A replay (layer 2 had the key's outcome, or a dead claim of the key was settled) carries
-      // Idempotent-Replayed. The status is the first answer's: 201 for the intent's own payment (402 if
-      // declined), 200 for a payment another intent made (layers 3-5 stopped a second key, or Redis forgot).
-      const replayed = result.answeredBy === 'requestKey' || result.answeredBy === 'reconciler';
+      // The intent's own payment, made by an earlier attempt, is a replay; so is anything layer 2 answers
+      // from its stored answer: both carry Idempotent-Replayed. The status is the first answer's: 201 for the
+      // intent's own payment (402 if declined), 200 for a payment another intent made (layers 3-5 stopped a
+      // second key, or Redis forgot).
+      const replayed = !result.existing || result.answeredBy === 'requestKey';
       const answer = {
         ...headers,
         'x-answered-by': result.answeredBy,

@@ -238,6 +238,29 @@ describe('detail 3: when to release the claim', () => {
     });
   }
 
+  it('a retry of an intent in doubt keeps its key in doubt, and later gets the payment as its own (201)', async () => {
+    // Without layer 5, so the retry is told to wait by the database, not sent on to the bank's key.
+    const layers = only('requestKey', 'stateMachine', 'uniqueConstraint');
+    const orderNo = await newOrder({ layers, faults: { bankLateChargeMs: 300 }, claims: { leaseMs: 5_000 } });
+    const request = api(orderNo, `k-${orderNo}`);
+    expect(await pay(request, testPayOptions())).toMatchObject({ kind: 'in_progress', answeredBy: 'bank' });
+    // At once: the charge has not landed. The retry takes the key over, is told to wait, and gives it back
+    // in doubt (before, it deleted the key, and the payment later answered as another intent's, 200).
+    expect(await pay(request, testPayOptions())).toMatchObject({ kind: 'in_progress' });
+    const record = JSON.parse((await getRedis().get(`idem:${request.caller}:k-${orderNo}`)) ?? '{}');
+    expect(record).toMatchObject({ state: 'unknown', owner: null });
+    await sleep(400);
+    await reconcileStalePayments(); // the background reconciler settles the order; the key is untouched
+    const retry = await pay(request, testPayOptions());
+    expect(retry).toMatchObject({ kind: 'duplicate', existing: false, outcome: { status: 'PAID' } });
+    expect(await pay(request, testPayOptions())).toMatchObject({
+      kind: 'duplicate',
+      answeredBy: 'requestKey',
+      existing: false,
+    });
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
   it('the background reconciler settles unknown payments nobody retries', async () => {
     const orderNo = await newOrder({ layers: ALL_ON, faults: { bankLateChargeMs: 300 } });
     await pay(api(orderNo, `k-${orderNo}`), testPayOptions());

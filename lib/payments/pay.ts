@@ -211,6 +211,8 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   let key: HeldKey | undefined;
   /** Whether this attempt took a dead claim over (it recovers a stalled or dead attempt's payment). */
   let tookOver = false;
+  /** Layer 2's own claim that this attempt took over: an earlier attempt of this intent, maybe in doubt. */
+  let keySeen: RequestKeyClaim | undefined;
   if (!layers.requestKey) {
     lane.mark('requestKey', 'off');
   } else {
@@ -256,6 +258,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         }
         key = { name, fingerprint, owner: attemptId, fence };
         tookOver = true;
+        keySeen = decision.claim;
         lane.mark(
           'requestKey',
           'takeover',
@@ -276,9 +279,17 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   const releaseKey = async () => {
     if (key && (await releaseRequestKey(key.name, key.owner))) lane.mark('requestKey', 'released', 'nothing moved');
   };
+  // Before the bank, this attempt may stop without paying. A key it took over from an earlier attempt of
+  // the same intent may still be that attempt's charge in doubt: it goes back to "unknown", never away.
+  const letGoOfKey = async () => {
+    if (!key || !keySeen) return releaseKey();
+    if (await markRequestKeyUnknown(key, keySeen.unknownSince ?? now(), options.resultTtlSeconds)) {
+      lane.mark('requestKey', 'unknown', 'kept for the next retry: the earlier attempt’s outcome is not known yet');
+    }
+  };
 
   if (request.amountCents !== undefined && request.amountCents !== amountCents) {
-    await releaseKey();
+    await letGoOfKey();
     return { kind: 'amount_mismatch', orderAmountCents: amountCents };
   }
 
@@ -287,11 +298,13 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   try {
     claim = await claimInDatabase(orderNo, attemptId, layers, { leaseMs, options, lane });
   } catch (error) {
-    await releaseKey().catch(() => {});
+    await letGoOfKey().catch(() => {});
     throw error;
   }
   if (claim.kind === 'answered') {
-    // A duplicate: the first request's outcome is this intent's outcome too; "in progress" is not.
+    // A duplicate: the first request's outcome is this intent's outcome too; "in progress" is not. Found
+    // under a key this attempt took over, it is the intent's own payment, settled meanwhile: a replay.
+    if (claim.result.kind === 'duplicate' && keySeen) claim.result.existing = false;
     if (key && claim.result.kind === 'duplicate') {
       const { outcome, existing } = claim.result;
       await completeRequestKey(
@@ -301,7 +314,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         options.resultTtlSeconds,
       );
     } else {
-      await releaseKey();
+      await letGoOfKey();
     }
     return claim.result;
   }
