@@ -5,6 +5,7 @@
 //   retries look like strangers' to layer 2;
 // - refuses a server action's oversized body with a 413 (Next.js's own limit answers 500).
 import { type NextRequest, NextResponse } from 'next/server';
+import { problem } from './lib/http/problem.ts';
 import { newSessionId, SESSION_COOKIE, SessionIdSchema } from './lib/session.ts';
 
 /** next.config.ts: serverActions.bodySizeLimit. */
@@ -14,15 +15,9 @@ export function proxy(request: NextRequest): Response {
   if (request.method === 'POST' && request.headers.has('next-action')) {
     const declared = Number(request.headers.get('content-length') ?? '0');
     if (declared > MAX_ACTION_BYTES) {
-      return NextResponse.json(
-        {
-          type: 'https://pay-once.dev/problems/body-too-large',
-          title: 'Request body too large',
-          status: 413,
-          detail: `The form must be at most ${MAX_ACTION_BYTES} bytes.`,
-        },
-        { status: 413, headers: { 'content-type': 'application/problem+json' } },
-      );
+      return problem(413, 'body-too-large', 'Request body too large', {
+        detail: `The form must be at most ${MAX_ACTION_BYTES} bytes.`,
+      });
     }
   }
   if (request.nextUrl.pathname.startsWith('/api/')) return NextResponse.next();

@@ -45,6 +45,52 @@ test.describe('POST /api/orders', () => {
     });
   }
 
+  test('with an Idempotency-Key, a retry gets the first order back: one order, the same bytes', async ({
+    request,
+    db,
+  }) => {
+    const key = `order-${Date.now()}-${Math.random()}`;
+    const headers = { 'idempotency-key': key, 'x-client-id': 'shop' };
+    const data = { amountCents: 1234, lab: { faults: { bankLatencyMs: MARKER + 1 } } };
+    const first = await request.post('/api/orders', { headers, data });
+    const retry = await request.post('/api/orders', { headers, data });
+    expect([first.status(), retry.status()]).toEqual([201, 201]);
+    expect(await retry.text()).toBe(await first.text());
+    expect(retry.headers()['idempotent-replayed']).toBe('true');
+    expect(retry.headers().location).toBe(first.headers().location);
+    // The same key, quoted (RFC 9651): the same key.
+    const quoted = await request.post('/api/orders', { headers: { ...headers, 'idempotency-key': `"${key}"` }, data });
+    expect(await quoted.text()).toBe(await first.text());
+    const { rows } = await db.query('SELECT count(*)::int AS n FROM orders WHERE amount_cents = 1234 AND lab = $1', [
+      JSON.stringify(data.lab),
+    ]);
+    expect(rows[0].n).toBe(1);
+
+    // Another body with the key: 422. The key on another endpoint: 422 that says which.
+    const other = await request.post('/api/orders', { headers, data: { amountCents: 999 } });
+    expect(other.status()).toBe(422);
+    const { orderNo } = await first.json();
+    const onPayments = await request.post('/api/payments', { headers, data: { orderNo, amountCents: 1234 } });
+    expect(onPayments.status()).toBe(422);
+    expect((await onPayments.json()).detail).toContain('was first used on POST /api/orders');
+    // Without a key, every POST is a new order (the key is optional here).
+    const a = await request.post('/api/orders', { data: { amountCents: 1234 } });
+    const b = await request.post('/api/orders', { data: { amountCents: 1234 } });
+    expect((await a.json()).orderNo).not.toBe((await b.json()).orderNo);
+  });
+
+  test('a keyed order needs a caller and a well-formed key', async ({ request }) => {
+    const noCaller = await request.post('/api/orders', { headers: { 'idempotency-key': 'k' }, data: {} });
+    expect(noCaller.status()).toBe(400);
+    expect((await noCaller.json()).errors[0].field).toBe('X-Client-Id');
+    const bad = await request.post('/api/orders', {
+      headers: { 'idempotency-key': '"k";x=1', 'x-client-id': 'shop' },
+      data: {},
+    });
+    expect(bad.status()).toBe(400);
+    expect(await bad.json()).toMatchObject({ rule: 'parameters', errors: [{ field: 'Idempotency-Key' }] });
+  });
+
   test('GET of an unknown order is a 404 problem', async ({ request }) => {
     const response = await request.get('/api/orders/ord_0000000000000000');
     expect(response.status()).toBe(404);

@@ -1,4 +1,5 @@
 // POST /api/payments, status code by status code: Stripe's and the IETF Idempotency-Key draft's semantics.
+import { PROBLEM_TYPES } from '../lib/http/problem-types';
 import { ALL_ON, chargeCount, createOrder, expect, test } from './fixtures';
 
 const pay = (orderNo: string, amountCents = 4200) => ({ orderNo, amountCents });
@@ -265,5 +266,47 @@ test.describe('POST /api/payments', () => {
     });
     expect(await chargeCount(paid)).toBe(1);
     expect(await chargeCount(tokened)).toBe(1);
+  });
+
+  test('Idempotency-Key is an RFC 9651 String: the quoted and the bare spelling are one key', async ({ request }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON });
+    const post = (key: string) =>
+      request.post('/api/payments', { headers: { 'idempotency-key': key, 'x-client-id': 'sf' }, data: pay(orderNo) });
+    const quoted = await post(`"sf-${orderNo}"`);
+    const bare = await post(`sf-${orderNo}`);
+    expect([quoted.status(), bare.status()]).toEqual([201, 201]);
+    expect(bare.headers()['idempotent-replayed']).toBe('true');
+    expect(await bare.text()).toBe(await quoted.text());
+    // A quoted key may hold spaces.
+    const spaced = await createOrder(request, { layers: ALL_ON });
+    const withSpaces = await request.post('/api/payments', {
+      headers: { 'idempotency-key': `"order ${spaced}, attempt 1"`, 'x-client-id': 'sf' },
+      data: pay(spaced),
+    });
+    expect(withSpaces.status()).toBe(201);
+    // Malformed: 400 naming the rule.
+    for (const [key, rule] of [
+      ['"unterminated', 'quoted'],
+      ['"k";expires=1', 'parameters'],
+      ['two words', 'bare'],
+    ] as const) {
+      const refused = await post(key);
+      expect(refused.status(), key).toBe(400);
+      expect(await refused.json(), key).toMatchObject({ rule, errors: [{ field: 'Idempotency-Key' }] });
+    }
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('every problem links the page that documents its type, and each page is there', async ({ request }) => {
+    const missing = await request.post('/api/payments', { headers: { 'x-client-id': 'docs' }, data: {} });
+    const { type } = await missing.json();
+    expect(type).toBe('/problems/idempotency-key');
+    expect(missing.headers().link).toBe(`<${type}>; rel="describedby"; type="text/html"`);
+    for (const name of Object.keys(PROBLEM_TYPES)) {
+      const page = await request.get(`/problems/${name}`);
+      expect(page.status(), name).toBe(200);
+      expect(await page.text(), name).toContain(PROBLEM_TYPES[name as keyof typeof PROBLEM_TYPES].status.toString());
+    }
+    expect((await request.get('/problems/no-such-problem')).status()).toBe(404);
   });
 });

@@ -5,16 +5,6 @@ import { z } from 'zod';
 import type { CallerScope } from '../session.ts';
 import { type ClaimState, judgeClaim } from './fencing.ts';
 
-/**
- * The Idempotency-Key header: 1-255 visible ASCII characters, as Stripe accepts. The key names the
- * intent, chosen by the caller and kept across its retries; it is never derived from the parameters.
- */
-export const IdempotencyKeySchema = z
-  .string()
-  .min(1, { message: 'must not be empty' })
-  .max(255, { message: 'must be at most 255 characters' })
-  .regex(/^[\x21-\x7E]+$/, { message: 'must be visible ASCII characters without spaces' });
-
 /** Scoped per caller: one caller can never read another caller's stored outcome. */
 export function requestKeyName(caller: CallerScope, key: string): string {
   return `idem:${caller}:${key}`;
@@ -24,23 +14,33 @@ export function requestKeyName(caller: CallerScope, key: string): string {
  * A fingerprint of the payload, to detect one key reused for a different request. It is not the key:
  * a hash of the parameters changes with any timestamp in them (the article's first detail).
  */
-export function fingerprintOf(payload: Record<string, string | number>): string {
+export function fingerprintOf(payload: unknown): string {
   return createHash('sha256').update(canonicalOf(payload)).digest('base64url').slice(0, 22);
 }
 
-/** A payload as one string, its fields in name order (so the order they were sent in does not matter). */
-export function canonicalOf(payload: Record<string, string | number>): string {
-  return JSON.stringify(
-    Object.keys(payload)
-      .sort()
-      .map((name) => [name, payload[name]]),
-  );
+/** A payload as one string, its fields in name order at every depth (the order they were sent in does not matter). */
+export function canonicalOf(payload: unknown): string {
+  return JSON.stringify(sortedDeep(payload));
+}
+
+function sortedDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedDeep);
+  if (value === null || typeof value !== 'object') return value;
+  const record = value as Record<string, unknown>;
+  return Object.keys(record)
+    .sort()
+    .map((name) => [name, sortedDeep(record[name])]);
 }
 
 // A claim carries its fencing token (`fence`, given by Redis when the key is claimed or taken over), when it
 // was taken or last renewed (`since`), and since when its outcome is in doubt (`unknownSince`).
+/** The operation a key was first used for: a key is bound to its method and path (the payment pipeline's is this). */
+export const PAYMENTS_ENDPOINT = 'POST /api/payments';
+const endpoint = z.string().default(PAYMENTS_ENDPOINT);
+
 const claim = {
   fingerprint: z.string(),
+  endpoint,
   since: z.number(),
   fence: z.number().default(0),
   unknownSince: z.number().nullable().default(null),
@@ -53,6 +53,7 @@ const RecordSchema = z.discriminatedUnion('state', [
     state: z.literal('done'),
     owner: z.string(),
     fingerprint: z.string(),
+    endpoint,
     outcome: z.unknown(),
     /** The first answer reported a payment made for another intent (HTTP 200), not this key's own (201). */
     existing: z.boolean().default(false),
@@ -87,8 +88,8 @@ export type ClaimDecision =
    * outcome is unknown. The caller may take it over (a compare-and-set on exactly this claim).
    */
   | { kind: 'abandoned'; claim: RequestKeyClaim }
-  /** The same key was sent with a different payload. */
-  | { kind: 'mismatch' };
+  /** The same key was sent with a different payload, or to another endpoint (`usedOn`: the first one). */
+  | { kind: 'mismatch'; usedOn?: string };
 
 /** A claim on a key, as the recovery path judges and takes it over. */
 export type RequestKeyClaim = ClaimState & { unknown: boolean };
@@ -107,10 +108,12 @@ export function claimOf(record: ClaimRecord): RequestKeyClaim {
 export function decideOnExisting(
   existing: StoredRecord | undefined,
   fingerprint: string,
-  context: { now: number; leaseMs: number },
+  context: { now: number; leaseMs: number; endpoint?: string },
 ): ClaimDecision {
   // A record we cannot read is treated as a running claim: refusing is safe, proceeding is not.
   if (!existing) return { kind: 'in_progress' };
+  if (existing.endpoint !== (context.endpoint ?? PAYMENTS_ENDPOINT))
+    return { kind: 'mismatch', usedOn: existing.endpoint };
   if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
   if (existing.state === 'done') return { kind: 'replay', outcome: existing.outcome, existing: existing.existing };
   const claim = claimOf(existing);

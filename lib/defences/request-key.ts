@@ -40,8 +40,8 @@ const RENEW = readLua('renewRequestKey', 'defences/renew-request-key.lua', 1);
 const COMPLETE = readLua('completeRequestKey', 'defences/complete-request-key.lua', 1);
 const RELEASE = readLua('releaseRequestKey', 'defences/release-request-key.lua', 1);
 
-/** What layer 2 holds for an attempt: the key, its fingerprint, and the claim's owner id and token. */
-export type HeldKey = { name: string; fingerprint: string; owner: string; fence: number };
+/** What layer 2 holds for an attempt: the key, its fingerprint and endpoint, and the claim's owner id and token. */
+export type HeldKey = { name: string; fingerprint: string; endpoint?: string; owner: string; fence: number };
 
 /** The lock name a request key's fencing token is checked against at the bank. */
 export function requestKeyLock(name: string): string {
@@ -50,13 +50,13 @@ export function requestKeyLock(name: string): string {
 
 export async function claimRequestKey(
   key: string,
-  claim: { owner: string; fingerprint: string },
+  claim: { owner: string; fingerprint: string; endpoint?: string },
   context: { now: number; leaseMs: number; ttlSeconds: number },
 ): Promise<ClaimDecision> {
   const record = encodeRecord({ state: 'processing', ...claim, since: context.now });
   const reply = await redisWith(CLAIM).claimRequestKey(key, record, context.ttlSeconds * 1000);
   if (typeof reply === 'number') return { kind: 'claimed', fence: reply };
-  return decideOnExisting(decodeRecord(reply), claim.fingerprint, context);
+  return decideOnExisting(decodeRecord(reply), claim.fingerprint, { ...context, endpoint: claim.endpoint });
 }
 
 /**
@@ -67,7 +67,7 @@ export async function claimRequestKey(
 export async function takeOverRequestKey(
   key: string,
   seen: RequestKeyClaim,
-  taker: { owner: string; fingerprint: string },
+  taker: { owner: string; fingerprint: string; endpoint?: string },
   context: { now: number; ttlSeconds: number },
 ): Promise<number | undefined> {
   const record = encodeRecord({
@@ -98,7 +98,7 @@ export async function renewRequestKey(held: HeldKey, now: number): Promise<boole
 export async function peekRequestKey(
   key: string,
   fingerprint: string,
-  context: { now: number; leaseMs: number },
+  context: { now: number; leaseMs: number; endpoint?: string },
 ): Promise<ClaimDecision | undefined> {
   const raw = await getRedis().get(key);
   if (raw === null) return undefined;
@@ -112,7 +112,7 @@ export async function peekRequestKey(
 export async function completeRequestKey(
   key: string,
   owner: string,
-  done: { fingerprint: string; outcome: unknown; existing: boolean },
+  done: { fingerprint: string; endpoint?: string; outcome: unknown; existing: boolean },
   ttlSeconds: number,
 ): Promise<boolean> {
   const record = encodeRecord({ state: 'done', owner, ...done });
@@ -129,6 +129,7 @@ export async function markRequestKeyUnknown(held: HeldKey, unknownSince: number,
     state: 'unknown',
     owner: null,
     fingerprint: held.fingerprint,
+    endpoint: held.endpoint,
     since: unknownSince,
     fence: held.fence,
     unknownSince,

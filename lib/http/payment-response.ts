@@ -2,6 +2,7 @@
 // draft's semantics). Pure, so every mapping is unit-tested.
 import { type PaymentOutcome, PaymentOutcomeSchema } from '../payments/outcome.ts';
 import type { PayResult } from '../payments/pay.ts';
+import { keyReusedProblem } from './idempotency-key.ts';
 import { json, problem } from './problem.ts';
 
 /** The first response for an outcome. A replay is this, byte for byte, plus Idempotent-Replayed. */
@@ -68,16 +69,8 @@ export function paymentResponse(result: PayResult): Response {
         { ...headers, 'retry-after': String(RETRY_AFTER_SECONDS), 'x-answered-by': result.answeredBy },
       );
     case 'mismatch':
-      return problem(
-        422,
-        'idempotency-key-reused',
-        'Idempotency-Key reused with a different body',
-        {
-          detail: 'This Idempotency-Key was used with a different request body. Use a new key for a new payment.',
-          errors: [{ field: 'Idempotency-Key', message: 'was used with a different body' }],
-        },
-        { ...headers, 'x-answered-by': 'requestKey' },
-      );
+      // The key names another intent: another body, or another operation (a key is bound to its endpoint).
+      return keyReusedProblem(result.usedOn, 'payment', { ...headers, 'x-answered-by': 'requestKey' });
     case 'failed_retryable':
       return problem(
         503,

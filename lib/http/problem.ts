@@ -2,6 +2,7 @@
 
 import type { z } from 'zod';
 import { faultyService } from './faults.ts';
+import { type ProblemType, problemTypeUri } from './problem-types.ts';
 
 export type FieldError = { field: string; message: string };
 
@@ -14,19 +15,23 @@ export type Problem = {
   [extension: string]: unknown;
 };
 
-const TYPE_BASE = 'https://pay-once.dev/problems/';
-
+/**
+ * A problem response. Its `type` is the page that documents it (lib/http/problem-types.ts), also linked
+ * as `Link: <…>; rel="describedby"`, as the Idempotency-Key draft suggests for its errors.
+ */
 export function problem(
   status: number,
-  slug: string,
+  type: ProblemType,
   title: string,
   extra: Omit<Partial<Problem>, 'type' | 'title' | 'status'> = {},
   headers: HeadersInit = {},
 ): Response {
-  const body: Problem = { type: `${TYPE_BASE}${slug}`, title, status, ...extra };
+  const uri = problemTypeUri(type);
+  const body: Problem = { type: uri, title, status, ...extra };
   const responseHeaders = new Headers(headers);
   responseHeaders.set('content-type', 'application/problem+json');
   responseHeaders.set('cache-control', 'no-store');
+  responseHeaders.set('link', `<${uri}>; rel="describedby"; type="text/html"`);
   return new Response(JSON.stringify(body), { status, headers: responseHeaders });
 }
 

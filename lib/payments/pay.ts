@@ -101,8 +101,8 @@ export type PayResult = {
   | { kind: 'in_progress'; answeredBy: Answerer }
   /** Layer 1: this page's token was already used, has expired, or is not this session's. */
   | { kind: 'already_submitted' }
-  /** Layer 2: the key was used before with a different payload. */
-  | { kind: 'mismatch' }
+  /** Layer 2: the key was used before with a different payload, or on another endpoint (`usedOn`). */
+  | { kind: 'mismatch'; usedOn?: string }
   /** The bank failed before charging; nothing moved and every claim was released: try again. */
   | { kind: 'failed_retryable'; reason: string }
   | { kind: 'order_not_found' }
@@ -463,8 +463,12 @@ function answerFromKey(decision: ClaimDecision, lane: Lane, keyShown: string): R
       return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: decision.existing };
     }
     case 'mismatch':
-      lane.mark('requestKey', 'stopped', `${keyShown}: this key was used with a different payload`);
-      return { kind: 'mismatch' };
+      lane.mark(
+        'requestKey',
+        'stopped',
+        `${keyShown}: this key was used ${decision.usedOn ? `on ${decision.usedOn}` : 'with a different payload'}`,
+      );
+      return { kind: 'mismatch', usedOn: decision.usedOn };
     default:
       lane.mark('requestKey', 'stopped', `${keyShown}: the first request is still processing`);
       return { kind: 'in_progress', answeredBy: 'requestKey' };

@@ -131,7 +131,7 @@ function forward(
 function answer(res: http.ServerResponse, status: number, title: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
   res.writeHead(status, { 'content-type': 'application/problem+json', ...headers });
-  res.end(JSON.stringify({ type: 'https://pay-once.dev/problems/gateway', title, status }));
+  res.end(JSON.stringify({ type: '/problems/gateway-timeout', title, status }));
 }
 
 function laneFor(req: http.IncomingMessage, body: Buffer, publish?: (event: TimelineEvent) => void) {

@@ -1,28 +1,12 @@
 import type { NextRequest } from 'next/server';
-import { z } from 'zod';
-import { IdempotencyKeySchema } from '@/lib/defences/request-key-record';
+import { PaymentRequestSchema } from '@/lib/http/api-schemas';
 import { readJsonBody } from '@/lib/http/body';
 import { callerOf } from '@/lib/http/caller';
+import { keyProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
 import { paymentResponse } from '@/lib/http/payment-response';
 import { problem, withProblems } from '@/lib/http/problem';
 import { newRequestId } from '@/lib/lab/timeline';
-import { AmountCentsSchema, OrderNoSchema } from '@/lib/payments/order-no';
 import { pay } from '@/lib/payments/pay';
-
-const PaymentSchema = z.strictObject({
-  orderNo: OrderNoSchema,
-  amountCents: AmountCentsSchema,
-  /**
-   * When the caller sent this attempt, as many SDKs stamp every request (epoch milliseconds, or an RFC 3339
-   * date-time). Not part of the payment: a retry that stamps it anew is the same payment (the fingerprint
-   * leaves it out), and the key is never made from it, except by the lab's `paramHash` strategy, to show why.
-   */
-  requestedAt: z
-    .union([z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.iso.datetime({ offset: true })], {
-      message: 'must be epoch milliseconds or an RFC 3339 date-time',
-    })
-    .optional(),
-});
 
 /**
  * Service-to-service payment. The caller's Idempotency-Key names the intent and stays the same across
@@ -42,20 +26,13 @@ export async function POST(request: NextRequest): Promise<Response> {
 
 const handle = withProblems(async (request: NextRequest, requestId: string): Promise<Response> => {
   // 1. The key: required, and well-formed (the IETF draft: 400 when missing or malformed).
-  const rawKey = request.headers.get('idempotency-key');
-  const key = IdempotencyKeySchema.safeParse(rawKey ?? '');
-  if (!key.success) {
-    const message = rawKey === null ? 'is required' : (key.error.issues[0]?.message ?? 'is malformed');
-    return problem(400, 'idempotency-key', rawKey === null ? 'Idempotency-Key missing' : 'Idempotency-Key malformed', {
-      detail: `The Idempotency-Key header ${message}.`,
-      errors: [{ field: 'Idempotency-Key', message }],
-    });
-  }
+  const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
+  if (!key.ok) return keyProblem(key);
   // 2. Who is calling: keys are scoped per caller.
   const who = callerOf(request);
   if (!who.ok) return who.response;
   // 3. The body.
-  const body = await readJsonBody(request, PaymentSchema);
+  const body = await readJsonBody(request, PaymentRequestSchema);
   if (!body.ok) return body.response;
   // 4. The pipeline: layers 2-4. A service call has no checkout token; a client acting for a screen (a
   //    mobile app) may send the one it got from GET /api/tokens, and layer 1 then checks it too.
@@ -71,7 +48,7 @@ const handle = withProblems(async (request: NextRequest, requestId: string): Pro
     amountCents,
     caller: who.caller,
     channel: 'api',
-    idempotencyKey: key.data,
+    idempotencyKey: key.key,
     checkoutToken: token,
     params: { orderNo, amountCents, ...(requestedAt === undefined ? {} : { requestedAt }) },
     requestId,

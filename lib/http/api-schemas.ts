@@ -1,0 +1,117 @@
+// The zod schemas of the HTTP API: the routes validate with them, and lib/http/openapi.ts documents them
+// (zod-openapi reads `.meta()`), so the reference cannot say something the routes do not do.
+import { z } from 'zod';
+import { LabSettingsPatchSchema, LabSettingsSchema } from '../lab/settings.ts';
+import { AmountCentsSchema, OrderNoSchema } from '../payments/order-no.ts';
+import { PaymentOutcomeSchema } from '../payments/outcome.ts';
+
+/** The order number every example uses (the contract test swaps in a real order's). */
+export const EXAMPLE_ORDER_NO = 'ord_0123456789abcdef';
+/** An order number that exists nowhere (the 404 examples). */
+export const UNKNOWN_ORDER_NO = 'ord_0000000000000000';
+
+export const OrderNo = OrderNoSchema.meta({
+  id: 'OrderNo',
+  description: 'The order number: the business identity of the payment.',
+  example: EXAMPLE_ORDER_NO,
+});
+export const AmountCents = AmountCentsSchema.meta({
+  id: 'AmountCents',
+  description: 'An amount in cents: a whole number from 1 to 100000000.',
+  example: 4200,
+});
+
+export const LabPatch = LabSettingsPatchSchema.meta({
+  id: 'LabSettingsPatch',
+  description:
+    'A partial change to the lab settings: which defences are on, the bank’s faults, the claims’ lease, the key strategy, the gateway.',
+});
+export const Lab = LabSettingsSchema.meta({ id: 'LabSettings', description: 'The whole lab settings.' });
+
+export const CreateOrderSchema = z
+  .strictObject({
+    amountCents: AmountCents.optional(),
+    /** Lab settings for this order only, so scenarios with different settings can run side by side. */
+    lab: LabPatch.optional(),
+  })
+  .meta({
+    id: 'CreateOrder',
+    description: 'A new order: its amount (4200 cents by default) and its own lab settings.',
+  });
+
+export const PaymentRequestSchema = z
+  .strictObject({
+    orderNo: OrderNo,
+    amountCents: AmountCents,
+    /**
+     * When the caller sent this attempt, as many SDKs stamp every request (epoch milliseconds, or an RFC 3339
+     * date-time). Not part of the payment: a retry that stamps it anew is the same payment (the fingerprint
+     * leaves it out), and the key is never made from it, except by the lab's `paramHash` strategy, to show why.
+     */
+    requestedAt: z
+      .union([z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.iso.datetime({ offset: true })], {
+        message: 'must be epoch milliseconds or an RFC 3339 date-time',
+      })
+      .optional()
+      .meta({
+        description:
+          'When this attempt was sent (epoch ms or RFC 3339). Not part of the payment: a retry may stamp it anew.',
+      }),
+  })
+  .meta({ id: 'PaymentRequest', description: 'Pay an order: its number and its amount.' });
+
+export const OrderSummary = z
+  .object({
+    orderNo: OrderNo,
+    amountCents: AmountCents,
+    status: z.enum(['PENDING', 'PROCESSING', 'PAID', 'DECLINED', 'UNKNOWN']),
+  })
+  .meta({ id: 'Order', example: { orderNo: EXAMPLE_ORDER_NO, amountCents: 4200, status: 'PENDING' } });
+
+const Charge = z
+  .object({ id: z.string(), amountCents: z.number().int(), createdAt: z.string() })
+  .meta({ id: 'Charge', description: 'A charge on the card statement, as the card network recorded it.' });
+
+export const OrderView = z
+  .object({
+    orderNo: OrderNo,
+    amountCents: AmountCents,
+    status: z.enum(['PENDING', 'PROCESSING', 'PAID', 'DECLINED', 'UNKNOWN']),
+    charges: z.array(Charge),
+  })
+  .meta({ id: 'OrderWithCharges', description: 'The order, and what the card network recorded for it.' });
+
+export const Payment = PaymentOutcomeSchema.options[0].meta({
+  id: 'Payment',
+  description: 'A paid order: the charge that paid it.',
+  example: {
+    status: 'PAID',
+    orderNo: EXAMPLE_ORDER_NO,
+    amountCents: 4200,
+    chargeId: 'ch_5f1d3c0a9b8e7d6c5b4a3921',
+    paidAt: '2026-11-30T09:00:00.000Z',
+  },
+});
+
+export const CheckoutToken = z
+  .object({ token: z.string(), expiresAt: z.string() })
+  .meta({ id: 'CheckoutToken', description: 'A one-time checkout token (layer 1) for this order and this caller.' });
+
+export const Health = z
+  .object({ status: z.literal('ok'), redis: z.literal('ok'), database: z.literal('ok') })
+  .meta({ id: 'Health' });
+
+export const Problem = z
+  .object({
+    type: z.string().meta({ description: 'The page that documents this problem type (/problems/{name}).' }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().optional(),
+    errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+  })
+  .catchall(z.unknown())
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details. Extensions vary by type (see its page).' });
+
+export const TimelinePage = z
+  .object({ events: z.array(z.object({ id: z.string(), streamId: z.string() }).catchall(z.unknown())) })
+  .meta({ id: 'TimelinePage', description: 'The lab timeline’s events after the `after` cursor.' });

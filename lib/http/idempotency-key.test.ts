@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { parseIdempotencyKey } from './idempotency-key.ts';
+
+const key = (header: string | null) => parseIdempotencyKey(header);
+
+describe('Idempotency-Key (RFC 9651 String, or the bare spelling)', () => {
+  it('reads both spellings of one key as one key', () => {
+    expect(key('"8e03978e-40d5"')).toEqual({ ok: true, key: '8e03978e-40d5' });
+    expect(key('8e03978e-40d5')).toEqual({ ok: true, key: '8e03978e-40d5' });
+    expect(key('"a\\"b"')).toEqual(key('a"b'));
+  });
+
+  it('accepts a quoted key with spaces, and escapes', () => {
+    expect(key('"order 42, attempt 1"')).toEqual({ ok: true, key: 'order 42, attempt 1' });
+    expect(key('"back\\\\slash"')).toEqual({ ok: true, key: 'back\\slash' });
+  });
+
+  it('refuses malformed keys, naming the rule', () => {
+    expect(key(null)).toMatchObject({ ok: false, rule: 'required' });
+    expect(key('')).toMatchObject({ ok: false, rule: 'empty' });
+    expect(key('""')).toMatchObject({ ok: false, rule: 'empty' });
+    expect(key('"unterminated')).toMatchObject({ ok: false, rule: 'quoted' });
+    expect(key('"bad \\x escape"')).toMatchObject({ ok: false, rule: 'quoted' });
+    expect(key('"ünï"')).toMatchObject({ ok: false, rule: 'quoted' });
+    expect(key('"k";expires=1')).toMatchObject({ ok: false, rule: 'parameters' });
+    expect(key('has space')).toMatchObject({ ok: false, rule: 'bare' });
+    expect(key('ünïcode')).toMatchObject({ ok: false, rule: 'bare' });
+    expect(key('a'.repeat(256))).toMatchObject({ ok: false, rule: 'long' });
+    expect(key(`"${'a'.repeat(256)}"`)).toMatchObject({ ok: false, rule: 'long' });
+    expect(key('a'.repeat(255))).toMatchObject({ ok: true });
+  });
+});

@@ -1,0 +1,76 @@
+// The Idempotency-Key header, as draft-ietf-httpapi-idempotency-key-header defines it: an RFC 9651
+// Structured Field String (`Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`), parsed with a
+// maintained parser. The bare spelling that Stripe's clients send (`Idempotency-Key: 8e03…`, no quotes) is
+// accepted too, and names the same key: both spellings of one key are one key. Pure: unit-tested.
+import { ParseError, parseItem } from 'structured-headers';
+import { problem } from './problem.ts';
+
+export const MAX_KEY_LENGTH = 255;
+
+/** The grammar, in the words a 400 quotes back (and the API reference shows). */
+export const KEY_RULES = {
+  required: 'is required',
+  empty: 'must not be empty',
+  long: `must be at most ${MAX_KEY_LENGTH} characters`,
+  quoted:
+    'a quoted key must be a Structured Field String (RFC 9651): printable ASCII in double quotes, with \\" and \\\\ escaped',
+  parameters: 'must not carry parameters (";name=value")',
+  bare: 'an unquoted key must be visible ASCII characters, without spaces or quotes around it',
+} as const;
+
+export type KeyRule = keyof typeof KEY_RULES;
+export type ParsedKey = { ok: true; key: string } | { ok: false; rule: KeyRule; message: string };
+
+export function parseIdempotencyKey(header: string | null): ParsedKey {
+  if (header === null) return refuse('required');
+  const value = header.trim();
+  if (value === '' || value === '""') return refuse('empty');
+  if (value.startsWith('"')) return parseQuoted(value);
+  if (value.length > MAX_KEY_LENGTH) return refuse('long');
+  return /^[\x21-\x7E]+$/.test(value) ? { ok: true, key: value } : refuse('bare');
+}
+
+function parseQuoted(value: string): ParsedKey {
+  try {
+    const [item, parameters] = parseItem(value);
+    if (typeof item !== 'string') return refuse('quoted');
+    if (parameters.size > 0) return refuse('parameters');
+    if (item.length === 0) return refuse('empty');
+    if (item.length > MAX_KEY_LENGTH) return refuse('long');
+    return { ok: true, key: item };
+  } catch (error) {
+    if (error instanceof ParseError) return refuse('quoted');
+    throw error;
+  }
+}
+
+const refuse = (rule: KeyRule): ParsedKey => ({ ok: false, rule, message: KEY_RULES[rule] });
+
+/** 400 for a key that breaks the grammar, naming the rule (`rule`: a stable name for programs). */
+export function keyProblem(parsed: Extract<ParsedKey, { ok: false }>): Response {
+  return problem(
+    400,
+    'idempotency-key',
+    parsed.rule === 'required' ? 'Idempotency-Key missing' : 'Idempotency-Key malformed',
+    {
+      detail: `The Idempotency-Key header ${parsed.message}.`,
+      errors: [{ field: 'Idempotency-Key', message: parsed.message }],
+      rule: parsed.rule,
+    },
+  );
+}
+
+/** 422 for a key that names another intent: another body, or another endpoint (`usedOn`). */
+export function keyReusedProblem(usedOn: string | undefined, noun: string, headers: HeadersInit = {}): Response {
+  const why = usedOn ? `was first used on ${usedOn}` : 'was used with a different body';
+  return problem(
+    422,
+    'idempotency-key-reused',
+    usedOn ? 'Idempotency-Key used on another endpoint' : 'Idempotency-Key reused with a different body',
+    {
+      detail: `This Idempotency-Key ${why}. Use a new key for a new ${noun}.`,
+      errors: [{ field: 'Idempotency-Key', message: why }],
+    },
+    headers,
+  );
+}
