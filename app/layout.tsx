@@ -21,6 +21,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
           <nav aria-label="Main">
             <Link href="/lab">Lab</Link>
             <Link href="/scenarios">Scenarios</Link>
+            <Link href="/api/docs">API</Link>
           </nav>
         </header>
         <main>{children}</main>

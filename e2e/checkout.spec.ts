@@ -74,7 +74,7 @@ test.describe('checkout', () => {
 });
 
 test.describe('accessibility', () => {
-  for (const path of ['/', '/checkout/{order}', '/lab']) {
+  for (const path of ['/', '/checkout/{order}', '/lab', '/scenarios', '/api/docs', '/problems/idempotency-key']) {
     test(`${path} has no serious or critical axe violation`, async ({ page, request }) => {
       const url = path.replace('{order}', await createOrder(request, { layers: ALL_ON }));
       await page.goto(url);
