@@ -8,6 +8,12 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from './lib/paths.ts';
 
+/** The launcher tests' app ports, shifted by TEST_PORT_OFFSET like every test port. */
+const PORTS = {
+  a: 3101 + Number(process.env.TEST_PORT_OFFSET ?? 0),
+  b: 3102 + Number(process.env.TEST_PORT_OFFSET ?? 0),
+};
+
 type Launch = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
 function launch(extraEnv: Record<string, string | undefined>): Launch {
@@ -107,10 +113,10 @@ describe('npm run demo', () => {
 
   it('uses the servers named by DATABASE_URL and REDIS_URL and starts none of its own', async () => {
     // Its own database on the test server: the app's background reconciler must not touch other tests' orders.
-    const run = launch({ PORT: '3101', DATABASE_URL: await freshDatabase('payonce_launcher') });
-    await waitForOutput(run, /ready: http:\/\/localhost:3101/);
+    const run = launch({ PORT: String(PORTS.a), DATABASE_URL: await freshDatabase('payonce_launcher') });
+    await waitForOutput(run, new RegExp(`ready: http://localhost:${PORTS.a}`));
     expect(run.output()).toContain('using the servers you configured');
-    const health = await fetch('http://127.0.0.1:3101/api/health');
+    const health = await fetch(`http://127.0.0.1:${PORTS.a}/api/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok', redis: 'ok', database: 'ok' });
 
@@ -125,7 +131,7 @@ describe('npm run demo', () => {
     tempDirs.push(dataDir);
     await chmod(dataDir, 0o755); // PostgreSQL runs as its own user and must reach its folder
     const env = {
-      PORT: '3102',
+      PORT: String(PORTS.b),
       DATABASE_URL: undefined,
       REDIS_URL: undefined,
       DATA_DIR: dataDir,
@@ -134,19 +140,22 @@ describe('npm run demo', () => {
     };
 
     const first = launch(env);
-    await waitForOutput(first, /ready: http:\/\/localhost:3102/);
+    await waitForOutput(first, new RegExp(`ready: http://localhost:${PORTS.b}`));
     expect(first.output()).toMatch(/started Redis on 127\.0\.0\.1:\d+ and PostgreSQL on 127\.0\.0\.1:\d+/);
     const started = await descendants(first.child.pid ?? -1);
     expect(started.some((p) => p.command.includes('redis-server'))).toBe(true);
     expect(started.some((p) => p.command.includes('postgres'))).toBe(true);
-    const created = await fetch('http://127.0.0.1:3102/api/orders', { method: 'POST', body: '{"amountCents":777}' });
+    const created = await fetch(`http://127.0.0.1:${PORTS.b}/api/orders`, {
+      method: 'POST',
+      body: '{"amountCents":777}',
+    });
     expect(created.status).toBe(201);
     const { orderNo } = (await created.json()) as { orderNo: string };
     expect(await stopWithCtrlC(first)).toEqual([]);
 
     const second = launch(env);
-    await waitForOutput(second, /ready: http:\/\/localhost:3102/);
-    const again = await fetch(`http://127.0.0.1:3102/api/orders/${orderNo}`);
+    await waitForOutput(second, new RegExp(`ready: http://localhost:${PORTS.b}`));
+    const again = await fetch(`http://127.0.0.1:${PORTS.b}/api/orders/${orderNo}`);
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject({ orderNo, amountCents: 777, status: 'PENDING' });
     expect(await stopWithCtrlC(second)).toEqual([]);

@@ -16,7 +16,10 @@ import { CHROMIUM, ensureProgram, REDIS_SERVER } from './lib/system-programs.ts'
 
 // Below 32768: Linux hands out 32768-60999 as the local ports of outgoing connections, and a port one of
 // them holds at that moment cannot be listened on (the hostile tests start and stop servers mid-run).
-const TEST_PORTS = { postgres: 25433, redis: 26380, app: 3100 };
+// TEST_PORT_OFFSET shifts every port the tests use (services, apps, the cluster, the hostile tests' own), so
+// two checkouts can run their suites side by side without meeting.
+const PORT_OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
+const TEST_PORTS = { postgres: 25433 + PORT_OFFSET, redis: 26380 + PORT_OFFSET, app: 3100 + PORT_OFFSET };
 const STEPS = ['types', 'lint', 'build', 'vitest', 'e2e', 'scenarios', 'screenshots', 'races'] as const;
 type Step = (typeof STEPS)[number];
 const DEFAULT_STEPS: Step[] = ['types', 'lint', 'build', 'vitest', 'e2e'];
@@ -110,6 +113,7 @@ async function main(): Promise<number> {
       REDIS_URL: services?.redisUrl ?? '',
       CHROMIUM_PATH: chromiumPath,
       E2E_PORT: String(TEST_PORTS.app),
+      CLUSTER_PORT: String(3110 + PORT_OFFSET),
       TEST_EMBEDDED_POSTGRES_PORT: String(TEST_PORTS.postgres + 10),
       TEST_EMBEDDED_REDIS_PORT: String(TEST_PORTS.redis + 10),
     });

@@ -13,6 +13,7 @@ import {
   type App,
   chargesOf,
   createOrder,
+  hostilePort,
   type Layers,
   labFor,
   ownDatabase,
@@ -22,7 +23,7 @@ import {
   until,
 } from './harness.ts';
 
-const PORT = 3130;
+const PORT = hostilePort(3130);
 const INSTANCE = 'hostile-crash';
 // The bank records the charge first and answers this much later: the window in which the process dies.
 // Long, so that the kill always lands inside it; the orders are given a fast bank again after the restart.

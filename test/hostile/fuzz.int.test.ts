@@ -8,7 +8,17 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, ensureProgram } from '../../scripts/lib/system-programs.ts';
-import { type Answer, type App, createOrder, ownDatabase, rowCounts, send, startTestApp, until } from './harness.ts';
+import {
+  type Answer,
+  type App,
+  createOrder,
+  hostilePort,
+  ownDatabase,
+  rowCounts,
+  send,
+  startTestApp,
+  until,
+} from './harness.ts';
 import {
   anyText,
   badAmount,
@@ -28,7 +38,7 @@ import {
   unknownOrderNo,
 } from './inputs.ts';
 
-const APP_PORT = 3133;
+const APP_PORT = hostilePort(3133);
 const RUNS = 80;
 const LAB_KEY = 'lab:config';
 

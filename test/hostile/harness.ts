@@ -10,6 +10,11 @@ import { nextEnv, startApp, waitForApp } from '../../scripts/lib/next-app.ts';
 import { ROOT } from '../../scripts/lib/paths.ts';
 
 export { ALL_LAYERS_OFF as ALL_OFF, ALL_LAYERS_ON as ALL_ON } from '../../lib/lab/settings.ts';
+
+/** A port of the hostile tests' own, shifted by TEST_PORT_OFFSET (scripts/test.ts) like every test port. */
+export function hostilePort(base: number): number {
+  return base + Number(process.env.TEST_PORT_OFFSET ?? 0);
+}
 export type { Layers };
 
 /**

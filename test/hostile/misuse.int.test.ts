@@ -14,6 +14,7 @@ import {
   chargesOf,
   createOrder,
   expectProblem,
+  hostilePort,
   labFor,
   ownDatabase,
   payByApi,
@@ -44,7 +45,7 @@ beforeAll(async () => {
       instanceName: `hostile-lab-${labEnabled ? 'on' : 'off'}`,
       labEnabled,
     });
-  [apps.off, apps.on] = await Promise.all([start(3134, false), start(3135, true)]);
+  [apps.off, apps.on] = await Promise.all([start(hostilePort(3134), false), start(hostilePort(3135), true)]);
 });
 
 afterAll(async () => {

@@ -15,6 +15,7 @@ import {
   chargesOf,
   createOrder,
   expectProblem,
+  hostilePort,
   labFor,
   payByApi,
   send,
@@ -22,8 +23,8 @@ import {
   until,
 } from './harness.ts';
 
-const APP_PORT = 3132;
-const POSTGRES_PORT = 25460;
+const APP_PORT = hostilePort(3132);
+const POSTGRES_PORT = hostilePort(25460);
 
 let dataDir = '';
 let postgres: RunningService | undefined;

@@ -19,6 +19,7 @@ import {
   chargesOf,
   createOrder,
   expectProblem,
+  hostilePort,
   labFor,
   ownDatabase,
   payByApi,
@@ -27,8 +28,8 @@ import {
   until,
 } from './harness.ts';
 
-const APP_PORT = 3131;
-const REDIS_PORT = 26460;
+const APP_PORT = hostilePort(3131);
+const REDIS_PORT = hostilePort(26460);
 
 let dataDir = '';
 let redis: RunningService | undefined;

@@ -1,0 +1,50 @@
+// The retrying-client recipes of docs/clients.md, each against the running app: a bank that answers 2.5 s
+// after charging and a client that gives up on an attempt after 1 s, so the first attempt is charged and
+// times out. The recipe must retry with the same key, wait through the 409s, and end with that charge.
+import { pay as axiosPay } from './clients/axios';
+import { pay as fetchPay } from './clients/fetch';
+import { pay as gotPay } from './clients/got';
+import { pay as kyPay } from './clients/ky';
+import { pay as undiciPay } from './clients/undici';
+import { ALL_ON, chargeCount, createOrder, expect, test } from './fixtures';
+
+const recipes = { undici: undiciPay, got: gotPay, ky: kyPay, axios: axiosPay, fetch: fetchPay };
+
+for (const [name, pay] of Object.entries(recipes)) {
+  test.describe(`the ${name} recipe`, () => {
+    test('retries a timed-out payment with its key: one charge, and the outcome of the first attempt', async ({
+      request,
+      baseURL,
+    }) => {
+      const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLatencyMs: 2_500 } });
+      const result = await pay(
+        baseURL ?? '',
+        { orderNo, amountCents: 4_200 },
+        { idempotencyKey: `recipe-${name}-${orderNo}`, clientId: `recipe-${name}`, timeoutMs: 1_000 },
+      );
+      expect(result.status, JSON.stringify(result.body)).toBe(201);
+      expect(result.attempts).toBeGreaterThan(1);
+      // The first attempt's charge, answered to a retry: its outcome replayed, not a new payment.
+      expect(result.headers['idempotent-replayed']).toBe('true');
+      const order = (await (await request.get(`/api/orders/${orderNo}`)).json()) as { charges: Array<{ id: string }> };
+      expect(order.charges).toHaveLength(1);
+      expect(result.body).toMatchObject({
+        status: 'PAID',
+        orderNo,
+        amountCents: 4_200,
+        chargeId: order.charges[0]?.id,
+      });
+      expect(await chargeCount(orderNo)).toBe(1);
+    });
+
+    test('never retries a final 4xx: an unknown order is 404 after one attempt', async ({ baseURL }) => {
+      const result = await pay(
+        baseURL ?? '',
+        { orderNo: 'ord_0000000000000000', amountCents: 4_200 },
+        { idempotencyKey: `recipe-${name}-unknown-${Date.now()}`, clientId: `recipe-${name}`, timeoutMs: 1_000 },
+      );
+      expect(result.status).toBe(404);
+      expect(result.attempts).toBe(1);
+    });
+  });
+}
