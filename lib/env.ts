@@ -22,6 +22,31 @@ export const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** The app's HTTP port. */
   PORT: port.default(3000),
+  /**
+   * The address the app listens on. Loopback (the default) keeps the demo on this machine; any other address
+   * (0.0.0.0, a LAN address) exposes it to a room, and then LAB_SECRET guards the presenter's actions.
+   */
+  HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * Host names the app answers to besides loopback and HOST (a DNS name, a reverse proxy's), comma-separated,
+   * each with or without a port. A request naming any other Host is refused (DNS rebinding).
+   */
+  ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((name) => name.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  /** The presenter's secret (global lab settings, reset, the room view) when the app is exposed. At least 16 characters. */
+  LAB_SECRET: z.string().min(16).optional(),
+  /**
+   * The key that signs session ids (HMAC-SHA256), at least 32 characters. `npm run demo` generates one on
+   * first start and keeps it in DATA_DIR; unset elsewhere, each process makes its own (sessions end at restart).
+   */
+  SESSION_SECRET: z.string().min(32).optional(),
   /** PostgreSQL. Unset: `npm run demo` starts its own embedded server. */
   DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).optional(),
   /** Redis. Unset: `npm run demo` starts its own redis-server. */
