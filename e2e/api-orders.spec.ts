@@ -8,11 +8,17 @@ test.describe('POST /api/orders', () => {
     const response = await request.post('/api/orders', { data: { amountCents: 2500 } });
     expect(response.status()).toBe(201);
     const body = await response.json();
-    expect(body).toEqual({ orderNo: expect.stringMatching(/^ord_/), amountCents: 2500, status: 'PENDING' });
+    expect(body).toEqual({
+      orderNo: expect.stringMatching(/^ord_/),
+      amountCents: 2500,
+      status: 'PENDING',
+      checkoutUrl: `/checkout/${body.orderNo}`, // no caller named: an open order, and no join code
+    });
     expect(response.headers().location).toBe(`/api/orders/${body.orderNo}`);
 
     const order = await request.get(`/api/orders/${body.orderNo}`);
-    expect(await order.json()).toEqual({ ...body, charges: [] });
+    const { checkoutUrl: _, ...summary } = body;
+    expect(await order.json()).toEqual({ ...summary, charges: [] });
   });
 
   for (const [name, payload, field] of [

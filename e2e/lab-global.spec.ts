@@ -73,7 +73,8 @@ test('the lease and the recovery faults are lab settings, saved from the lab pag
   await page.getByLabel(/Pause between the claim and the bank/).fill('2500');
   await page.getByLabel(/Crash the app holding its claims/).check();
   await expect(async () => {
-    const config = await (await request.get('/api/lab/config')).json();
+    // The lab page edits this browser's own lab (each attendee of a workshop has one).
+    const config = await (await page.request.get('/api/lab/config')).json();
     expect(config.claims).toEqual({ leaseMs: 1000 });
     expect(config.faults).toMatchObject({ bankLateChargeMs: 1500, stallBeforeBankMs: 2500, crashBeforeCharge: true });
   }).toPass({ timeout: 5_000 });
@@ -100,12 +101,12 @@ test('layer 2’s key strategy is chosen on the lab page, each explained in a se
   await expect(strategies).toContainText('every new submit hashes to a new key');
   await strategies.getByRole('radio', { name: /Hash of the parameters/ }).check();
   await expect(async () => {
-    expect((await (await request.get('/api/lab/config')).json()).keys).toEqual({ strategy: 'paramHash' });
+    expect((await (await page.request.get('/api/lab/config')).json()).keys).toEqual({ strategy: 'paramHash' });
   }).toPass({ timeout: 5_000 });
   const bad = await request.put('/api/lab/config', { data: { keys: { strategy: 'timestamp' } } });
   expect(bad.status()).toBe(400);
   expect((await bad.json()).errors[0].field).toBe('keys.strategy');
-  expect((await (await request.post('/api/lab/reset')).json()).keys).toEqual({ strategy: 'business' });
+  expect((await (await page.request.post('/api/lab/reset')).json()).keys).toEqual({ strategy: 'business' });
 });
 
 test('GET /api/lab/config returns the whole; PUT merges a partial change', async ({ request }) => {

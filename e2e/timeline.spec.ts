@@ -19,7 +19,8 @@ test('the timeline shows a duplicate stopped by layer 3 as a lane that ends at l
   }
   expect(await chargeCount(orderNo)).toBe(1);
 
-  await page.goto('/lab');
+  // Two sessions paid: the room's view shows both lanes (each attendee's own lab shows only their own).
+  await page.goto('/lab/room');
   await page.getByRole('searchbox').fill(orderNo);
   // The payment requests (the receipt worker draws a lane for the order too).
   const lanes = page.locator(`li.lane[data-order-no="${orderNo}"][data-channel="browser"]`);

@@ -71,6 +71,18 @@ export const EnvSchema = z.object({
   REQUEST_KEY_LEASE_MS: positiveInt.min(100).max(600_000).default(30_000),
   /** Layer 2: how long a final outcome is kept and replayed. */
   REQUEST_KEY_RESULT_TTL_SECONDS: positiveInt.default(86_400),
+  /**
+   * Requests per minute one caller may make (a session, an X-Client-Id, or, for a caller that names none, its
+   * address): order creation and payments (the Pay button included). 0 turns the limit off (the test suite's
+   * load runs do; a hostile test checks the limit itself).
+   */
+  RATE_LIMIT_ORDERS_PER_MINUTE: z.coerce.number().int().min(0).default(60),
+  RATE_LIMIT_PAYMENTS_PER_MINUTE: z.coerce.number().int().min(0).default(120),
+  /**
+   * Days a settled order (with its charges, outbox row and receipts) is kept before the hourly retention job
+   * deletes it. 0 keeps everything (the test suite).
+   */
+  RETENTION_DAYS: z.coerce.number().int().min(0).default(30),
   /** Layer 4: how long a settled dedup row is kept before the hourly cleanup deletes it. */
   DEDUP_RETENTION_DAYS: positiveInt.default(30),
 });

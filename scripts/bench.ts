@@ -260,7 +260,14 @@ async function main(): Promise<void> {
   redis.on('error', () => {});
   try {
     await applyMigrations(services.databaseUrl);
-    const appEnv = nextEnv({ DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl });
+    // The load is the point: no per-caller rate limit, no retention job.
+    const appEnv = nextEnv({
+      DATABASE_URL: services.databaseUrl,
+      REDIS_URL: services.redisUrl,
+      RATE_LIMIT_ORDERS_PER_MINUTE: '0',
+      RATE_LIMIT_PAYMENTS_PER_MINUTE: '0',
+      RETENTION_DAYS: '0',
+    });
     if (buildIsStale()) buildApp(appEnv);
     const measured = ONLY === 'chaos' ? undefined : await measureThroughput(db, redis, services.redisUrl, appEnv);
 

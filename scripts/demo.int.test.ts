@@ -147,6 +147,7 @@ describe('npm run demo', () => {
     expect(started.some((p) => p.command.includes('postgres'))).toBe(true);
     const created = await fetch(`http://127.0.0.1:${PORTS.b}/api/orders`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: '{"amountCents":777}',
     });
     expect(created.status).toBe(201);

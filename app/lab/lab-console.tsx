@@ -40,11 +40,20 @@ type Props = {
   initialEvents: StoredEvent[];
   bankTimeoutMs: number;
   settlementWindowMs: number;
+  /** `mine`: an attendee's own lab and lanes (the default); `room`: the presenter's global settings and everyone's lanes. */
+  scope?: 'mine' | 'room';
 };
 
 const LANES_SHOWN = 30;
 
-export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs, settlementWindowMs }: Props) {
+export function LabConsole({
+  initialSettings,
+  initialEvents,
+  bankTimeoutMs,
+  settlementWindowMs,
+  scope = 'mine',
+}: Props) {
+  const global = scope === 'room' ? '?scope=global' : '';
   const [settings, setSettings] = useState<LabSettings>(initialSettings);
   // Until React has hydrated the page, a click would flip a box that React then flips back: keep them disabled.
   const [hydrated, setHydrated] = useState(false);
@@ -56,7 +65,7 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs, sett
 
   useEvery(1500, async () => {
     const started = generation.current;
-    const response = await fetch('/api/lab/config', { cache: 'no-store' });
+    const response = await fetch(`/api/lab/config${global}`, { cache: 'no-store' });
     if (response.ok && started === generation.current) setSettings((await response.json()) as LabSettings);
   });
 
@@ -72,13 +81,13 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs, sett
   };
   const change = (patch: LabSettingsPatch) => {
     setSettings((current) => mergeLabSettings(current, patch)); // at once; the server's answer follows
-    return send('/api/lab/config', {
+    return send(`/api/lab/config${global}`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(patch),
     });
   };
-  const reset = () => send('/api/lab/reset', { method: 'POST' });
+  const reset = () => send(`/api/lab/reset${global}`, { method: 'POST' });
 
   const setFault = <K extends keyof Faults>(key: K, value: Faults[K]) => change({ faults: { [key]: value } });
 
@@ -239,7 +248,7 @@ export function LabConsole({ initialSettings, initialEvents, bankTimeoutMs, sett
           {error ?? ''}
         </p>
       </section>
-      <Timeline initialEvents={initialEvents} />
+      <Timeline initialEvents={initialEvents} scope={scope} />
     </div>
   );
 }
@@ -275,14 +284,15 @@ function NumberField(props: {
 
 type LaneView = { requestId: string; first: StoredEvent; events: StoredEvent[] };
 
-function Timeline({ initialEvents }: { initialEvents: StoredEvent[] }) {
+function Timeline({ initialEvents, scope }: { initialEvents: StoredEvent[]; scope: 'mine' | 'room' }) {
   const [events, setEvents] = useState<StoredEvent[]>(initialEvents);
   const [filter, setFilter] = useState('');
   const lastId = useRef(initialEvents.at(-1)?.streamId);
 
   useEvery(700, async () => {
-    const query = lastId.current ? `?after=${lastId.current}` : '';
-    const response = await fetch(`/api/lab/timeline${query}`, { cache: 'no-store' });
+    const query = new URLSearchParams(scope === 'room' ? { scope: 'room' } : {});
+    if (lastId.current) query.set('after', lastId.current);
+    const response = await fetch(`/api/lab/timeline?${query}`, { cache: 'no-store' });
     if (!response.ok) return;
     const { events: fresh } = (await response.json()) as { events: StoredEvent[] };
     if (fresh.length === 0) return;
@@ -304,8 +314,9 @@ function Timeline({ initialEvents }: { initialEvents: StoredEvent[] }) {
       .slice(0, LANES_SHOWN);
   }, [events, filter]);
 
+  // An attendee clears their own view; the presenter empties the timeline for the room.
   const clear = async () => {
-    await fetch('/api/lab/timeline', { method: 'DELETE' }).catch(() => undefined);
+    if (scope === 'room') await fetch('/api/lab/timeline', { method: 'DELETE' }).catch(() => undefined);
     setEvents([]);
   };
 

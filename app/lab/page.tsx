@@ -1,9 +1,11 @@
 import type { Metadata } from 'next';
+import { cookies } from 'next/headers';
 import { notFound } from 'next/navigation';
 import { env } from '@/lib/env';
-import { getLabSettings } from '@/lib/lab/settings-store';
-import { readTimeline } from '@/lib/lab/timeline';
+import { getLabSettingsFor } from '@/lib/lab/settings-store';
+import { readTimeline, viewerOf } from '@/lib/lab/timeline';
 import { BANK_SETTLEMENT_WINDOW_MS, BANK_TIMEOUT_MS } from '@/lib/payments/bank';
+import { SESSION_COOKIE, SessionIdSchema, sessionScope } from '@/lib/session';
 import { LabConsole } from './lab-console';
 
 export const metadata: Metadata = { title: 'Lab' };
@@ -11,14 +13,21 @@ export const dynamic = 'force-dynamic';
 
 export default async function LabPage() {
   if (!env().LAB_ENABLED) notFound();
-  const [settings, events] = await Promise.all([getLabSettings(), readTimeline(undefined)]);
+  // My lab: this browser session's own switches and lanes (each attendee of a workshop has one).
+  const session = (await cookies()).get(SESSION_COOKIE)?.value ?? '';
+  const me = SessionIdSchema.safeParse(session).success ? sessionScope(session) : undefined;
+  const [settings, events] = await Promise.all([
+    getLabSettingsFor(me),
+    readTimeline(undefined, 200, me ? viewerOf(me) : undefined),
+  ]);
   return (
     <>
       <h1>Lab</h1>
       <p>
         Switch a defence off, pay in another tab, and watch which layer stops the duplicate, or how the card gets
-        charged twice. Changes apply at once, to every instance and every open tab. Orders created with their own{' '}
-        <code>lab</code> settings (the scenarios do this) keep them.
+        charged twice. This is your own lab: its switches apply at once to the checkouts you start (in every tab of this
+        browser), and nobody else’s; the timeline shows your requests. Orders created with their own <code>lab</code>{' '}
+        settings (the scenarios do this) keep them.
       </p>
       <LabConsole
         initialSettings={settings}

@@ -65,8 +65,20 @@ export const OrderSummary = z
     orderNo: OrderNo,
     amountCents: AmountCents,
     status: z.enum(['PENDING', 'PROCESSING', 'PAID', 'DECLINED', 'UNKNOWN']),
+    checkoutUrl: z.string().meta({
+      description:
+        'The checkout page for the customer. For an order of a named caller it carries the order’s join code: whoever opens it may pay the order (give it only to the customer).',
+    }),
   })
-  .meta({ id: 'Order', example: { orderNo: EXAMPLE_ORDER_NO, amountCents: 4200, status: 'PENDING' } });
+  .meta({
+    id: 'Order',
+    example: {
+      orderNo: EXAMPLE_ORDER_NO,
+      amountCents: 4200,
+      status: 'PENDING',
+      checkoutUrl: `/checkout/${EXAMPLE_ORDER_NO}?join=Zm9yIHRoZSBjdXN0b21lcg`,
+    },
+  });
 
 const Charge = z
   .object({ id: z.string(), amountCents: z.number().int(), createdAt: z.string() })

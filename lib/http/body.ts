@@ -13,6 +13,9 @@ export async function readJsonBody<S extends z.ZodType>(
 ): Promise<Parsed<z.infer<S>>> {
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > MAX_BODY_BYTES) return { ok: false, response: tooLarge() };
+  // JSON only: a form or text/plain body is what another site's page can send without a preflight.
+  const type = request.headers.get('content-type');
+  if (type !== null ? !isJson(type) : declared > 0) return { ok: false, response: notJson(type) };
 
   // Count the bytes as they arrive: a missing or lying Content-Length must not get past the limit.
   const chunks: Uint8Array[] = [];
@@ -46,6 +49,18 @@ export async function readJsonBody<S extends z.ZodType>(
   }
   const result = schema.safeParse(data);
   return result.success ? { ok: true, value: result.data } : { ok: false, response: validationProblem(result.error) };
+}
+
+function isJson(type: string | null): boolean {
+  const essence = type?.split(';')[0]?.trim().toLowerCase() ?? '';
+  return essence === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(essence);
+}
+
+function notJson(type: string | null): Response {
+  return problem(415, 'unsupported-media-type', 'Body is not JSON', {
+    detail: `Send the body as application/json${type ? ` (got ${type.split(';')[0]})` : ' (no Content-Type was sent)'}.`,
+    errors: [{ field: 'Content-Type', message: 'must be application/json' }],
+  });
 }
 
 function tooLarge(): Response {

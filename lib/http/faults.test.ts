@@ -28,6 +28,9 @@ describe('faultyService', () => {
       'Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.',
       'Connection is closed.',
       'Command timed out',
+      // Redis full (maxmemory, noeviction): a write refused, also from inside a script (seen against redis 7).
+      "OOM command not allowed when used memory > 'maxmemory'.",
+      "OOM command not allowed when used memory > 'maxmemory'. script: d8f2fad9, on @user_script:1.",
     ]) {
       const error = minified(message);
       expect(error.name).toBe('i');

@@ -45,6 +45,35 @@ export const PROBLEM_TYPES = {
       errors: [{ field: 'Idempotency-Key', message: 'was used with a different body' }],
     },
   },
+  'cross-site-request': {
+    name: 'Cross-site request refused',
+    status: 403,
+    means:
+      'A browser sent this state-changing request for a page of another site (its Origin or Sec-Fetch-Site says so): a page elsewhere cannot make a visitor pay, change the lab or reset it.',
+    todo: 'Call the API from this site’s pages, or from a server (which sends no Origin).',
+    retry: 'no',
+    example: {
+      title: 'Cross-site request refused',
+      detail: 'This route changes state and answers only pages of this site (Origin and Sec-Fetch-Site say otherwise).',
+    },
+  },
+  'unsupported-media-type': {
+    name: 'Body is not JSON',
+    status: 415,
+    means: 'The API reads JSON bodies only; this one was sent as another type (a form, text/plain).',
+    todo: 'Send the body with Content-Type: application/json.',
+    retry: 'after fixing the request',
+    example: { title: 'Body is not JSON', detail: 'Send the body as application/json (got text/plain).' },
+  },
+  'rate-limited': {
+    name: 'Too many requests',
+    status: 429,
+    means:
+      'This caller asked for more orders or payments in the last minute than one caller may (RATE_LIMIT_*_PER_MINUTE). Nothing was done.',
+    todo: 'Wait as long as Retry-After says, then retry with the same Idempotency-Key.',
+    retry: 'after Retry-After',
+    example: { title: 'Too many requests', detail: 'At most 120 payments per minute per caller. Retry after 12 s.' },
+  },
   'payment-in-progress': {
     name: 'Request in progress',
     status: 409,
@@ -209,6 +238,19 @@ export const PROBLEM_TYPES = {
     example: {
       title: 'The lab is turned off',
       errors: [{ field: 'lab', message: 'is not accepted: the lab is turned off' }],
+    },
+  },
+  'presenter-only': {
+    name: 'The presenter’s action',
+    status: 401,
+    means:
+      'The app is exposed to a network (a workshop room), and this action changes the demo for everyone: the global lab settings, their reset, the timeline, the room view, or a fault that stops the process.',
+    todo: 'Send the lab secret (LAB_SECRET) as `Authorization: Bearer <secret>`, or open /lab/room?secret=… once in the browser. Attendees change their own lab instead.',
+    retry: 'after fixing the request',
+    example: {
+      title: 'The presenter’s action',
+      detail:
+        'Changing the global lab settings changes the demo for everyone in the room: it needs the lab secret (LAB_SECRET) as a Bearer token.',
     },
   },
   'not-found': {

@@ -5,6 +5,7 @@ import type { Result } from 'ioredis';
 import { getDb } from '../db.ts';
 import { env } from '../env.ts';
 import { getRedis, readLua, redisWith } from '../redis.ts';
+import type { CallerScope } from '../session.ts';
 import {
   DEFAULT_LAB_SETTINGS,
   type LabSettings,
@@ -16,11 +17,15 @@ import {
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    updateLabConfig(key: string, defaults: string, patch: string): Result<string, Context>;
+    updateLabConfig(key: string, defaults: string, patch: string, ttlMs?: number): Result<string, Context>;
   }
 }
 
 const KEY = 'lab:config';
+/** An attendee's own lab (a browser session's): the settings its orders run with, once it changed any. */
+const MINE = (session: CallerScope) => `lab:mine:${session}`;
+/** An attendee's own settings live this long after their last change; then the session follows the global again. */
+const MINE_TTL_MS = 7 * 24 * 3_600_000;
 const UPDATE = readLua('updateLabConfig', 'lab/update-lab-config.lua', 1);
 
 /** The defaults of this deployment: every defence on, no fault, and the lease REQUEST_KEY_LEASE_MS says. */
@@ -40,6 +45,35 @@ export async function getLabSettings(): Promise<LabSettings> {
   const settings = parseStoredLabSettings(await getRedis().get(KEY), labDefaults());
   cached = { settings, at: performance.now() };
   return settings;
+}
+
+/**
+ * The lab a caller sees and edits: a browser session's own, once it has changed anything (each attendee of a
+ * workshop has one; another's switches never reach it), else the global settings (API callers always).
+ */
+export async function getLabSettingsFor(caller: string | null | undefined): Promise<LabSettings> {
+  if (!env().LAB_ENABLED || !caller?.startsWith('s.')) return getLabSettings();
+  const [global, mine] = await Promise.all([getLabSettings(), getRedis().get(MINE(caller as CallerScope))]);
+  return mine ? parseStoredLabSettings(mine, global) : global;
+}
+
+/** Merges a partial change into a session's own lab (starting from the global settings), and returns it. */
+export async function updateMyLabSettings(session: CallerScope, patch: LabSettingsPatch): Promise<LabSettings> {
+  const start = await getLabSettings();
+  const stored = await redisWith(UPDATE).updateLabConfig(
+    MINE(session),
+    JSON.stringify(start),
+    JSON.stringify(patch),
+    MINE_TTL_MS,
+  );
+  return parseStoredLabSettings(stored, start);
+}
+
+/** A session's own lab back to every defence on, no fault. */
+export async function resetMyLabSettings(session: CallerScope): Promise<LabSettings> {
+  const defaults = labDefaults();
+  await getRedis().set(MINE(session), JSON.stringify(defaults), 'PX', MINE_TTL_MS);
+  return defaults;
 }
 
 /** The settings an order runs with: the global ones, overridden by the order's own (unless the lab is off). */
@@ -65,11 +99,8 @@ export async function resetLabSettings(): Promise<LabSettings> {
   return defaults;
 }
 
-/** The settings one order runs with: the global ones, overridden by the order's own. */
+/** The settings one order runs with: its owner's lab (or the global one), overridden by the order's own. */
 export async function getOrderLabSettings(orderNo: string): Promise<LabSettings | undefined> {
-  const [global, order] = await Promise.all([
-    getLabSettings(),
-    getDb().order.findUnique({ where: { orderNo }, select: { lab: true } }),
-  ]);
-  return order ? settingsForOrder(global, order.lab) : undefined;
+  const order = await getDb().order.findUnique({ where: { orderNo }, select: { lab: true, owner: true } });
+  return order ? settingsForOrder(await getLabSettingsFor(order.owner), order.lab) : undefined;
 }

@@ -17,4 +17,9 @@ export type TimelineEvent = {
   detail?: string;
   durationMs: number;
   at: number;
+  /**
+   * Whose lab shows this lane: short hashes of the caller that sent the request and of the order's owner
+   * (lib/lab/timeline.ts `viewerOf`). Each attendee sees their own lanes; the presenter's room, everyone's.
+   */
+  viewers?: string[];
 };

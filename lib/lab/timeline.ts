@@ -1,7 +1,7 @@
 import 'server-only';
 // The lab's timeline: every step of every payment request, published to a Redis stream that every app
 // instance writes to and every open lab tab reads from. Publishing never slows down or fails a payment.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { env } from '../env.ts';
 import { getRedis } from '../redis.ts';
 import type { TimelineEvent } from './timeline-event.ts';
@@ -48,6 +48,8 @@ export type Lane = {
   mark(step: TimelineEvent['step'], decision: string, detail?: string): void;
   /** Publishes the marks so far (before a slow step, so the lab shows where a request waits; and at the end). */
   flush(): void;
+  /** Shows the lane (its marks from now on) in that caller's lab too: the order's owner. */
+  showTo(scope: string): void;
 };
 
 /** A request's lane on the timeline; each mark measures the time since the previous one. */
@@ -57,10 +59,11 @@ export function newRequestId(): string {
 }
 
 export function startLane(
-  base: Pick<TimelineEvent, 'orderNo' | 'channel' | 'instance'>,
+  laneBase: Pick<TimelineEvent, 'orderNo' | 'channel' | 'instance' | 'viewers'>,
   publish: (events: TimelineEvent[]) => void = publishTimelineEvents,
   requestId: string = newRequestId(),
 ): Lane {
+  let base = laneBase;
   let last = performance.now();
   let buffered: TimelineEvent[] = [];
   return {
@@ -75,14 +78,30 @@ export function startLane(
       buffered = [];
       publish(events);
     },
+    showTo(scope) {
+      const viewer = viewerOf(scope);
+      if (!base.viewers?.includes(viewer)) base = { ...base, viewers: [...(base.viewers ?? []), viewer] };
+    },
   };
 }
 
 /** An event as read back: `streamId` is its entry's id (the `after` cursor), `id` is unique per event. */
 export type StoredTimelineEvent = TimelineEvent & { id: string; streamId: string };
 
-/** Events of the entries after the stream id `after`, oldest first; without `after`, the latest entries. */
-export async function readTimeline(after: string | undefined, limit = 200): Promise<StoredTimelineEvent[]> {
+/** A caller as the timeline names it: a short hash, so the room's view never shows anyone's session id. */
+export function viewerOf(scope: string): string {
+  return createHash('sha256').update(scope).digest('base64url').slice(0, 12);
+}
+
+/**
+ * Events of the entries after the stream id `after`, oldest first; without `after`, the latest entries.
+ * `viewer`: only the lanes that caller may see (its own requests, and those on its orders).
+ */
+export async function readTimeline(
+  after: string | undefined,
+  limit = 200,
+  viewer?: string,
+): Promise<StoredTimelineEvent[]> {
   const redis = getRedis();
   const entries = after
     ? await redis.xrange(TIMELINE_KEY, `(${after}`, '+', 'COUNT', limit)
@@ -90,7 +109,11 @@ export async function readTimeline(after: string | undefined, limit = 200): Prom
   return entries.flatMap(([streamId, fields]) => {
     try {
       const events = JSON.parse(fields[fields.indexOf('events') + 1] ?? '[]') as TimelineEvent[];
-      return events.map((event, index) => ({ ...event, id: `${streamId}/${index}`, streamId }));
+      return events.flatMap((event, index) =>
+        viewer === undefined || event.viewers?.includes(viewer)
+          ? [{ ...event, id: `${streamId}/${index}`, streamId }]
+          : [],
+      );
     } catch {
       return [];
     }

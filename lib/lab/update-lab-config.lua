@@ -1,8 +1,10 @@
 -- The lab's global settings: merge a partial change into them, atomically (two tabs, or two quick changes
 -- in one tab, each keep their change: a read-merge-write in two round trips would lose one of them).
--- KEYS[1]  lab:config
--- ARGV[1]  the settings to start from when none are stored yet (JSON: the deployment's defaults)
+-- KEYS[1]  lab:config (the global settings), or lab:mine:{session} (one attendee's own)
+-- ARGV[1]  the settings to start from when none are stored yet (JSON: the deployment's defaults, or for an
+--          attendee's own, the global settings of the moment)
 -- ARGV[2]  the change (JSON, already validated): { layers?, faults?, claims?, keys?, gateway? }, each partial
+-- ARGV[3]  optional: how long the stored settings live, in ms (an attendee's own expire; the global do not)
 -- Returns  the stored settings after the change (JSON)
 local current = redis.call('GET', KEYS[1])
 local settings = cjson.decode(ARGV[1])
@@ -22,5 +24,9 @@ for section, values in pairs(cjson.decode(ARGV[2])) do
   end
 end
 local encoded = cjson.encode(settings)
-redis.call('SET', KEYS[1], encoded)
+if ARGV[3] then
+  redis.call('SET', KEYS[1], encoded, 'PX', ARGV[3])
+else
+  redis.call('SET', KEYS[1], encoded)
+end
 return encoded

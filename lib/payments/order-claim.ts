@@ -36,6 +36,8 @@ export type ClaimView = {
   fence: number;
   /** Its own lab settings (the lease), as stored. */
   lab: unknown;
+  /** Who created it: its lab (an attendee's own) is the one its lease comes from. */
+  owner: string | null;
   /** The final outcome, when the order or its dedup row records one. */
   recorded: PaymentOutcome | undefined;
   /** Layer 3's claim: the order PROCESSING or UNKNOWN. */
@@ -58,6 +60,7 @@ type ViewRow = {
   paidAt: Date | null;
   declineReason: string | null;
   lab: unknown;
+  owner: string | null;
 };
 type RowRow = { owner: string | null; fence: number; claimedAt: Date; unknownSince: Date | null; outcome: unknown };
 
@@ -72,6 +75,7 @@ function toView(order: ViewRow, row: RowRow | undefined): ClaimView {
     status: order.status,
     fence: order.fence,
     lab: order.lab,
+    owner: order.owner,
     recorded,
     order: claimed
       ? {
@@ -96,7 +100,7 @@ function toView(order: ViewRow, row: RowRow | undefined): ClaimView {
 
 const ORDER_COLUMNS = Prisma.sql`order_no AS "orderNo", amount_cents AS "amountCents", status, attempt_id AS "attemptId",
   claimed_at AS "claimedAt", fence, unknown_since AS "unknownSince", charge_id AS "chargeId", paid_at AS "paidAt",
-  decline_reason AS "declineReason", lab`;
+  decline_reason AS "declineReason", lab, owner`;
 const ROW_COLUMNS = Prisma.sql`owner, fence, claimed_at AS "claimedAt", unknown_since AS "unknownSince", outcome`;
 
 async function selectView(db: Tx, orderNo: string, lock: 'none' | 'wait' | 'skip'): Promise<ClaimView | undefined> {

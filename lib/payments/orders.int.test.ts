@@ -14,9 +14,9 @@ describe('orders (real PostgreSQL)', () => {
     await getDb().bankCharge.create({
       data: { id: `ch_test_${a.orderNo}`, merchantRef: a.orderNo, amountCents: 1999 },
     });
-    const view = await findOrderView(a.orderNo);
+    const view = await findOrderView(a.orderNo, undefined);
     expect(view?.charges.map((charge) => charge.id)).toEqual([`ch_test_${a.orderNo}`]);
-    expect((await findOrderView(b.orderNo))?.charges).toEqual([]);
+    expect((await findOrderView(b.orderNo, undefined))?.charges).toEqual([]);
   });
 
   it('keeps an order’s own lab settings', async () => {
@@ -26,7 +26,7 @@ describe('orders (real PostgreSQL)', () => {
   });
 
   it('returns null for an unknown order', async () => {
-    expect(await findOrderView('ord_0000000000000000')).toBeNull();
+    expect(await findOrderView('ord_0000000000000000', undefined)).toBeNull();
   });
 
   it('with an Idempotency-Key: 10 concurrent creations make one order; the others wait, then get it', async () => {

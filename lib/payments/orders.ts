@@ -1,4 +1,5 @@
 import 'server-only';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { getDb } from '../db.ts';
 import { claimRequestKey, completeRequestKey, releaseRequestKey, takeOverRequestKey } from '../defences/request-key.ts';
@@ -6,44 +7,95 @@ import { env } from '../env.ts';
 import type { PaymentStatus } from '../generated/prisma/client.ts';
 import { newAttemptId } from '../instance.ts';
 import type { LabSettingsPatch } from '../lab/settings.ts';
+import type { CallerScope } from '../session.ts';
 import { type Charge, listCharges } from './bank.ts';
 import { newOrderNo } from './order-no.ts';
 import { outcomeFromOrder, type PaymentOutcome } from './outcome.ts';
 
 export const DEFAULT_AMOUNT_CENTS = 4_200;
 
-export type OrderSummary = { orderNo: string; amountCents: number; status: PaymentStatus };
+export type OrderSummary = { orderNo: string; amountCents: number; status: PaymentStatus; checkoutUrl: string };
 
 /** An order as POST /api/orders answers it: its fields always in this order, so a replay is the same bytes. */
 export const OrderSummarySchema = z.object({
   orderNo: z.string(),
   amountCents: z.number().int(),
   status: z.enum(['PENDING', 'PROCESSING', 'PAID', 'DECLINED', 'UNKNOWN']),
+  checkoutUrl: z.string(),
 });
-export type OrderView = OrderSummary & { charges: Charge[] };
 
-export async function createOrder(input: { amountCents?: number; lab?: LabSettingsPatch }): Promise<OrderSummary> {
-  return getDb().order.create({
+/**
+ * Who may read and pay an order: the caller that created it, and the sessions that opened its checkout link
+ * (its join code: "pay on another device"). An order created by a caller that did not name itself is open to
+ * anyone (the guide's curl lines and the scenarios on loopback; refused when the app is exposed).
+ */
+export type OrderAccess = { owner: string | null; payers: string[] };
+
+export function mayUse(order: OrderAccess, caller: CallerScope | undefined): boolean {
+  if (order.owner === null) return true;
+  return caller !== undefined && (order.owner === caller || order.payers.includes(caller));
+}
+
+/** How many other sessions one order's link may let in: a leaked link cannot grow the row without bound. */
+const MAX_PAYERS = 20;
+export type OrderView = Omit<OrderSummary, 'checkoutUrl'> & { charges: Charge[] };
+
+export type NewOrder = { amountCents?: number; lab?: LabSettingsPatch };
+
+export async function createOrder(input: NewOrder, owner?: CallerScope): Promise<OrderSummary> {
+  const joinCode = owner ? randomBytes(16).toString('base64url') : null;
+  const order = await getDb().order.create({
     data: {
       orderNo: newOrderNo(),
       amountCents: input.amountCents ?? DEFAULT_AMOUNT_CENTS,
       ...(input.lab ? { lab: input.lab } : {}),
+      owner: owner ?? null,
+      joinCode,
     },
     select: { orderNo: true, amountCents: true, status: true },
   });
+  // The link that lets another session of the customer pay it too (the owner gives it out).
+  const checkoutUrl = `/checkout/${order.orderNo}${joinCode ? `?join=${joinCode}` : ''}`;
+  return { ...order, checkoutUrl };
 }
 
-/** The order with what the card network recorded for it, or null when there is no such order. */
-export async function findOrderView(orderNo: string): Promise<OrderView | null> {
+/** The order with what the card network recorded for it, or null when there is none this caller may see. */
+export async function findOrderView(orderNo: string, caller: CallerScope | undefined): Promise<OrderView | null> {
   const [order, charges] = await Promise.all([
-    getDb().order.findUnique({ where: { orderNo }, select: { orderNo: true, amountCents: true, status: true } }),
+    getDb().order.findUnique({
+      where: { orderNo },
+      select: { orderNo: true, amountCents: true, status: true, owner: true, payers: true },
+    }),
     listCharges(orderNo),
   ]);
-  return order ? { ...order, charges } : null;
+  if (!order || !mayUse(order, caller)) return null;
+  const { owner: _owner, payers: _payers, ...view } = order;
+  return { ...view, charges };
 }
 
-export async function orderExists(orderNo: string): Promise<boolean> {
-  return (await getDb().order.count({ where: { orderNo } })) === 1;
+/** Whether the order exists and this caller may use it (anything else is a 404: not found, or not yours). */
+export async function orderUsableBy(orderNo: string, caller: CallerScope | undefined): Promise<boolean> {
+  const order = await getDb().order.findUnique({ where: { orderNo }, select: { owner: true, payers: true } });
+  return order !== null && mayUse(order, caller);
+}
+
+/** The order's checkout link with its join code, for its owner to give to another device; null for others. */
+export async function joinLinkFor(orderNo: string, caller: CallerScope | undefined): Promise<string | null> {
+  if (!caller) return null;
+  const order = await getDb().order.findUnique({ where: { orderNo }, select: { owner: true, joinCode: true } });
+  return order?.owner === caller && order.joinCode ? `/checkout/${orderNo}?join=${order.joinCode}` : null;
+}
+
+/**
+ * Lets a session in through the order's checkout link: true when it may use the order now. The code is
+ * compared in the statement itself, and the list of payers is bounded.
+ */
+export async function joinOrder(orderNo: string, joinCode: string, caller: CallerScope): Promise<boolean> {
+  await getDb().$executeRaw`
+    UPDATE orders SET payers = array_append(payers, ${caller}::varchar)
+    WHERE order_no = ${orderNo} AND join_code = ${joinCode} AND owner IS DISTINCT FROM ${caller}
+      AND NOT (${caller}::varchar = ANY (payers)) AND cardinality(payers) < ${MAX_PAYERS}`;
+  return orderUsableBy(orderNo, caller);
 }
 
 /** The order's final outcome, if it has one (what a customer told "already submitted" wants to know). */
@@ -70,8 +122,9 @@ export type CreatedOnce =
  * (no money moves on creation): after the lease, the retry creates another.
  */
 export async function createOrderOnce(
-  input: { amountCents?: number; lab?: LabSettingsPatch },
+  input: NewOrder,
   key: { name: string; fingerprint: string },
+  creator?: CallerScope,
 ): Promise<CreatedOnce> {
   const owner = newAttemptId();
   const context = {
@@ -100,7 +153,7 @@ export async function createOrderOnce(
   }
   let order: OrderSummary;
   try {
-    order = OrderSummarySchema.parse(await createOrder(input));
+    order = OrderSummarySchema.parse(await createOrder(input, creator));
   } catch (error) {
     await releaseRequestKey(key.name, owner).catch(() => false);
     throw error;

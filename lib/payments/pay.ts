@@ -40,9 +40,9 @@ import {
 } from '../defences/request-key-record.ts';
 import { env } from '../env.ts';
 import { instanceName, newAttemptId } from '../instance.ts';
-import type { Faults, Layer, Layers } from '../lab/settings.ts';
-import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
-import { type Lane, startLane } from '../lab/timeline.ts';
+import { type Faults, LAYERS, type Layer, type Layers } from '../lab/settings.ts';
+import { getLabSettings, getLabSettingsFor, settingsForOrder } from '../lab/settings-store.ts';
+import { type Lane, startLane, viewerOf } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
 import type { CallerScope } from '../session.ts';
 import {
@@ -56,6 +56,7 @@ import {
   type Fence,
 } from './bank.ts';
 import { type Hold, keepClaimUnknown, orderLock, recordOutcome, releaseClaim, renewClaim } from './order-claim.ts';
+import { mayUse } from './orders.ts';
 import { outcomeFromCharge, type PaymentOutcome, parseOutcome } from './outcome.ts';
 import type { RaceHook } from './race-points.ts';
 import { askBankAfterTakeover, reconcileOrder } from './reconcile.ts';
@@ -138,7 +139,12 @@ export function defaultPayOptions(): PayOptions {
 
 export async function pay(request: PayRequest, options: PayOptions = defaultPayOptions()): Promise<PayResult> {
   const lane = startLane(
-    { orderNo: request.orderNo, channel: request.channel, instance: instanceName() },
+    {
+      orderNo: request.orderNo,
+      channel: request.channel,
+      instance: instanceName(),
+      viewers: [viewerOf(request.caller)],
+    },
     options.publish,
     request.requestId,
   );
@@ -152,21 +158,30 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   const { orderNo, caller } = request;
   const { now, at } = options;
 
-  // 0. The order, and the lab settings that apply to it (the order's own win over the global ones).
+  // 0. The order (only its owner, and the sessions it let in, may pay it: anyone else is told it does not
+  //    exist), and the lab settings that apply to it: its owner's lab, or the global one; its own win.
   const [order, globalSettings] = await Promise.all([
     // Raw SQL on the hot path: the model query costs Prisma a query compilation per call (bench/results.md).
-    getDb().$queryRaw<Array<{ amountCents: number; lab: unknown }>>`
-      SELECT amount_cents AS "amountCents", lab FROM orders WHERE order_no = ${orderNo}`.then((rows) => rows[0]),
+    getDb().$queryRaw<Array<{ amountCents: number; lab: unknown; owner: string | null; payers: string[] }>>`
+      SELECT amount_cents AS "amountCents", lab, owner, payers FROM orders WHERE order_no = ${orderNo}`.then(
+      (rows) => rows[0],
+    ),
     getLabSettings(),
   ]);
-  if (!order) return { kind: 'order_not_found' };
-  const settings = settingsForOrder(globalSettings, order.lab);
+  if (!order || !mayUse(order, caller)) return { kind: 'order_not_found' };
+  if (order.owner) lane.showTo(order.owner);
+  const ownersLab = order.owner?.startsWith('s.') ? await getLabSettingsFor(order.owner) : globalSettings;
+  const settings = settingsForOrder(ownersLab, order.lab);
   const { layers } = settings;
   const faults = { ...settings.faults, ...options.faults };
   const leaseMs = settings.claims.leaseMs;
   const amountCents = order.amountCents;
   const attemptId = newAttemptId();
-  lane.mark('request', 'received', `${request.channel} request for ${amountCents} cents`);
+  lane.mark(
+    'request',
+    'received',
+    `${request.channel} request for ${amountCents} cents; ${defencesOn(settings.layers)}`,
+  );
   // Layer 2's key, as the lab's key strategy makes it (the article's first detail: only `business` holds).
   const keyStrategy = settings.keys.strategy;
   const requestKey = requestKeyFor(keyStrategy, {
@@ -475,6 +490,12 @@ function answerFromKey(decision: ClaimDecision, lane: Lane, keyShown: string): R
   }
   lane.mark('requestKey', 'stopped', `${keyShown}: a stored outcome could not be read`);
   return { kind: 'in_progress', answeredBy: 'requestKey' };
+}
+
+/** The switches a request ran under, as the room's view counts them: "defences on: 0 1 2 3 4 5". */
+function defencesOn(layers: Layers): string {
+  const on = (['pendingUi', ...LAYERS] as const).flatMap((layer, number) => (layers[layer] ? [number] : []));
+  return `defences on: ${on.length > 0 ? on.join(' ') : 'none'}`;
 }
 
 /** Who answers "in progress" for an attempt that lost its claim: the layer that held it. */

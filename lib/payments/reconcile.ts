@@ -12,8 +12,8 @@ import { getDb } from '../db.ts';
 import { type AfterBank, type ClaimState, judgeBankAnswer, judgeClaim } from '../defences/fencing.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { bootPrefix, instanceName, newAttemptId } from '../instance.ts';
-import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
-import { startLane } from '../lab/timeline.ts';
+import { getLabSettings, getLabSettingsFor, settingsForOrder } from '../lab/settings-store.ts';
+import { startLane, viewerOf } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
 import { askBank, BANK_SETTLEMENT_WINDOW_MS, type Charge, type Fence } from './bank.ts';
 import {
@@ -80,12 +80,16 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
   if (!claim) return { kind: 'idle' };
   await options.at?.('reconcile.read');
   const leaseMs =
-    (options.leaseMs ?? settingsForOrder(await getLabSettings(), view.lab).claims.leaseMs) * (options.patience ?? 1);
+    (options.leaseMs ?? settingsForOrder(await getLabSettingsFor(view.owner), view.lab).claims.leaseMs) *
+    (options.patience ?? 1);
   const liveness = judgeClaim(claim, { now: now(), leaseMs, deadAttempt: options.deadAttempt });
   if (liveness.kind === 'live') return { kind: 'running' };
 
   // 1. Take the dead claim over: only if it is still the claim judged dead.
-  const lane = startLane({ orderNo, channel: 'reconciler', instance: instanceName() }, options.publish);
+  const lane = startLane(
+    { orderNo, channel: 'reconciler', instance: instanceName(), viewers: view.owner ? [viewerOf(view.owner)] : [] },
+    options.publish,
+  );
   const done = (result: Reconciled, decision: string, detail: string): Reconciled => {
     lane.mark('reconcile', decision, detail);
     lane.flush();

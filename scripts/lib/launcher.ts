@@ -7,10 +7,12 @@
 //   5. cluster: a gateway in front of the instances, retrying on timeouts and dead instances
 //   6. on Ctrl-C or SIGTERM: the gateway, the apps and the worker, then the services; nothing is left running
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { env } from '../../lib/env.ts';
+import { isExposed } from '../../lib/http/presenter.ts';
 import { DEFAULT_LAB_SETTINGS, type GatewaySettings, parseStoredLabSettings } from '../../lib/lab/settings.ts';
 import type { TimelineEvent } from '../../lib/lab/timeline-event.ts';
 import { startGateway } from './gateway.ts';
@@ -30,8 +32,25 @@ export type Plan = {
 
 const log = (line: string) => console.log(`[demo] ${line}`);
 
+/**
+ * Exposed to a room (HOST is not loopback), the presenter's actions need LAB_SECRET: one is made for this run
+ * when none is set, and printed, with where attendees connect.
+ */
+function roomSettings(host: string, secret: string | undefined, single: boolean) {
+  if (!isExposed(host) || !single) return { env: {}, lines: [] as string[] };
+  const labSecret = secret ?? randomBytes(18).toString('base64url');
+  return {
+    env: { LAB_SECRET: labSecret },
+    lines: [
+      `exposed on ${host}: attendees open http://<this machine's address>:${env().PORT}/ (each gets a lab of their own)`,
+      `presenter: /lab/room with the lab secret ${secret ? 'you set (LAB_SECRET)' : labSecret}`,
+    ],
+  };
+}
+
 export async function launch(plan: Plan): Promise<void> {
   const config = env();
+  const room = roomSettings(config.HOST, config.LAB_SECRET, plan.gatewayPort === undefined);
   const services = await startServices({
     profile: 'demo',
     dataDir: config.DATA_DIR,
@@ -76,9 +95,11 @@ export async function launch(plan: Plan): Promise<void> {
       const pidFile = path.join(pidDir, `app-${app.name}.pid`);
       // A launcher killed with SIGKILL leaves its apps running on their ports: stop them first.
       await stopLeftover(pidFile, /next/, 'SIGTERM');
-      const instanceEnv = { ...appEnv, INSTANCE_NAME: app.name };
+      const instanceEnv = { ...appEnv, INSTANCE_NAME: app.name, ...room.env };
+      // The single app of `npm run demo` listens where HOST says; the cluster's instances stay behind the gateway.
+      const host = plan.gatewayPort === undefined ? config.HOST : '127.0.0.1';
       children.push(
-        supervise(`app ${app.name}`, () => startApp({ port: app.port, env: instanceEnv }), {
+        supervise(`app ${app.name}`, () => startApp({ port: app.port, env: instanceEnv, host }), {
           pidFile,
           log,
           onGiveUp: giveUp,
@@ -108,6 +129,7 @@ export async function launch(plan: Plan): Promise<void> {
       log(`gateway on 127.0.0.1:${plan.gatewayPort} → ${plan.apps.map((a) => `${a.name} (:${a.port})`).join(', ')}`);
     }
     log(`ready: http://localhost:${plan.gatewayPort ?? plan.apps[0]?.port}  (Ctrl-C stops everything)`);
+    for (const line of room.lines) log(line);
   } catch (error) {
     await Promise.all(children.map((child) => child.stop()));
     await services.stop();

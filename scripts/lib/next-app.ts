@@ -35,14 +35,18 @@ export function buildApp(env: NodeJS.ProcessEnv): void {
   if (result.status !== 0) throw new Error('next build failed (see its output above)');
 }
 
-/** `next start` on loopback. `capture`: its output is piped to the caller (tests), which must read it. */
+/**
+ * `next start`, on loopback unless `host` says otherwise (the demo exposed to a room). `capture`: its output is
+ * piped to the caller (tests), which must read it.
+ */
 export function startApp(options: {
   port: number;
   env: NodeJS.ProcessEnv;
+  host?: string;
   quiet?: boolean;
   capture?: boolean;
 }): ChildProcess {
-  return spawn(process.execPath, [NEXT_BIN, 'start', '-H', '127.0.0.1', '-p', String(options.port)], {
+  return spawn(process.execPath, [NEXT_BIN, 'start', '-H', options.host ?? '127.0.0.1', '-p', String(options.port)], {
     cwd: ROOT,
     env: { ...options.env, NODE_ENV: 'production' },
     stdio: options.capture ? ['ignore', 'pipe', 'pipe'] : options.quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit',

@@ -31,6 +31,10 @@ export async function startRedisServer(options: {
     '--daemonize', 'no',
     '--loglevel', 'warning',
     '--appendonly', 'no',
+    // Bounded, and never evicting: an evicted idempotency key or token would silently let a duplicate
+    // through. Full, Redis refuses writes (OOM) and the app answers 503: closed, not open (decision 010).
+    '--maxmemory', '256mb',
+    '--maxmemory-policy', 'noeviction',
     '--dir', dataDir,
     '--pidfile', pidFile,
     '--save', options.persist ? '60 1' : '',

@@ -74,6 +74,8 @@ export async function startTestApp(options: {
   labEnabled?: boolean;
   /** Short, so that a claim left by a killed process runs out within a test. */
   leaseMs?: number;
+  /** More configuration (lib/env.ts): an exposed HOST, a LAB_SECRET, rate limits. */
+  env?: Record<string, string>;
 }): Promise<App> {
   const child = startApp({
     port: options.port,
@@ -84,6 +86,7 @@ export async function startTestApp(options: {
       INSTANCE_NAME: options.instanceName,
       LAB_ENABLED: String(options.labEnabled ?? true),
       REQUEST_KEY_LEASE_MS: String(options.leaseMs ?? 3_000),
+      ...options.env,
     }),
     capture: true,
   });
@@ -157,8 +160,12 @@ export type Answer = { status: number; headers: Headers; text: string; json: () 
  * trace, the server's file paths and the database password, in its body and in every header.
  */
 export async function send(url: string, init: RequestInit = {}): Promise<Answer> {
+  // A body is JSON unless the test says otherwise (fetch would call a string text/plain, which the API refuses).
+  const headers = new Headers(init.headers);
+  if (typeof init.body === 'string' && !headers.has('content-type')) headers.set('content-type', 'application/json');
   const response = await fetch(url, {
     ...init,
+    headers,
     redirect: 'manual',
     signal: init.signal ?? AbortSignal.timeout(30_000),
   });

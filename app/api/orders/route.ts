@@ -6,34 +6,55 @@ import { readJsonBody } from '@/lib/http/body';
 import { callerOf } from '@/lib/http/caller';
 import { keyProblem, keyReusedProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
 import { RETRY_AFTER_SECONDS } from '@/lib/http/payment-response';
+import { crashFaultsIn, isExposed, isPresenter, presenterOnly } from '@/lib/http/presenter';
 import { json, problem, withProblems } from '@/lib/http/problem';
+import { limitRate, rateKeyOf } from '@/lib/http/rate-limit';
+import { refuseCrossSite } from '@/lib/http/same-origin';
 import { createOrder, createOrderOnce, OrderSummarySchema } from '@/lib/payments/orders';
+import { SESSION_COOKIE } from '@/lib/session';
 
 /**
  * Creates an order. With an Idempotency-Key (optional here), at most once per key: a retry gets the first
  * order back (201, the same bytes, Idempotent-Replayed), like POST /api/payments.
  */
 export const POST = withProblems(async (request: NextRequest): Promise<Response> => {
+  const crossSite = refuseCrossSite(request);
+  if (crossSite) return crossSite;
   const rawKey = request.headers.get('idempotency-key');
   const key = rawKey === null ? undefined : parseIdempotencyKey(rawKey);
   if (key && !key.ok) return keyProblem(key);
-  // A key is scoped to its caller, so a keyed request must say who is calling.
-  const who = key ? callerOf(request) : undefined;
+  // The order belongs to the caller that names itself (X-Client-Id, or a browser's session). A key is scoped
+  // to its caller, so a keyed request must name one; an unkeyed one that names none makes an open order.
+  const named = request.headers.has('x-client-id') || request.cookies.has(SESSION_COOKIE);
+  const who = key || named ? callerOf(request) : undefined;
   if (who && !who.ok) return who.response;
+  const owner = who?.ok ? who.caller : undefined;
+  // Exposed to a room, every order belongs to someone: an open one would be anyone's to read and pay.
+  if (!owner && isExposed()) {
+    return problem(400, 'missing-caller', 'Who is calling?', {
+      detail: 'Send an X-Client-Id header (services) or the session cookie (browsers): orders belong to their caller.',
+      errors: [{ field: 'X-Client-Id', message: 'is required' }],
+    });
+  }
+  const limited = await limitRate('orders', rateKeyOf(owner, request.headers));
+  if (limited) return limited;
   const body = await readJsonBody(request, CreateOrderSchema, { allowEmpty: true });
   if (!body.ok) return body.response;
+  if (isExposed() && crashFaultsIn(body.value.lab) && !isPresenter(request)) {
+    return presenterOnly('A fault that stops the app (it stops it for everybody)');
+  }
   if (body.value.lab && !env().LAB_ENABLED) {
     return problem(400, 'lab-disabled', 'The lab is turned off', {
       detail: 'This server does not accept lab settings (LAB_ENABLED=false).',
       errors: [{ field: 'lab', message: 'is not accepted: the lab is turned off' }],
     });
   }
-  if (!key?.ok || !who?.ok) {
-    const order = OrderSummarySchema.parse(await createOrder(body.value));
+  if (!key?.ok || !owner) {
+    const order = OrderSummarySchema.parse(await createOrder(body.value, owner));
     return json(order, 201, { location: `/api/orders/${order.orderNo}` });
   }
-  const name = requestKeyName(who.caller, key.key);
-  const result = await createOrderOnce(body.value, { name, fingerprint: fingerprintOf(body.value) });
+  const name = requestKeyName(owner, key.key);
+  const result = await createOrderOnce(body.value, { name, fingerprint: fingerprintOf(body.value) }, owner);
   switch (result.kind) {
     case 'created':
     case 'replayed':

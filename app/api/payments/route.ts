@@ -5,6 +5,8 @@ import { callerOf } from '@/lib/http/caller';
 import { keyProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
 import { paymentResponse } from '@/lib/http/payment-response';
 import { problem, withProblems } from '@/lib/http/problem';
+import { limitRate } from '@/lib/http/rate-limit';
+import { refuseCrossSite } from '@/lib/http/same-origin';
 import { newRequestId } from '@/lib/lab/timeline';
 import { pay } from '@/lib/payments/pay';
 
@@ -25,12 +27,16 @@ export async function POST(request: NextRequest): Promise<Response> {
 }
 
 const handle = withProblems(async (request: NextRequest, requestId: string): Promise<Response> => {
+  const crossSite = refuseCrossSite(request);
+  if (crossSite) return crossSite;
   // 1. The key: required, and well-formed (the IETF draft: 400 when missing or malformed).
   const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
   if (!key.ok) return keyProblem(key);
   // 2. Who is calling: keys are scoped per caller.
   const who = callerOf(request);
   if (!who.ok) return who.response;
+  const limited = await limitRate('payments', who.caller);
+  if (limited) return limited;
   // 3. The body.
   const body = await readJsonBody(request, PaymentRequestSchema);
   if (!body.ok) return body.response;

@@ -5,7 +5,7 @@ import { env } from '@/lib/env';
 import { callerOf } from '@/lib/http/caller';
 import { json, problem, validationProblem, withProblems } from '@/lib/http/problem';
 import { OrderNoSchema } from '@/lib/payments/order-no';
-import { orderExists } from '@/lib/payments/orders';
+import { orderUsableBy } from '@/lib/payments/orders';
 
 const QuerySchema = z.object({ orderNo: OrderNoSchema });
 
@@ -15,7 +15,7 @@ export const GET = withProblems(async (request: NextRequest): Promise<Response> 
   if (!query.success) return validationProblem(query.error);
   const who = callerOf(request);
   if (!who.ok) return who.response;
-  if (!(await orderExists(query.data.orderNo))) {
+  if (!(await orderUsableBy(query.data.orderNo, who.caller))) {
     return problem(404, 'order-not-found', 'Order not found', { detail: `No order ${query.data.orderNo}.` });
   }
   const { token, expiresAt } = await issueCheckoutToken(

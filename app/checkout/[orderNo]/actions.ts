@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { issueCheckoutToken } from '@/lib/defences/checkout-token';
 import { env } from '@/lib/env';
 import { faultyService } from '@/lib/http/faults';
+import { limitRate } from '@/lib/http/rate-limit';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderOutcome } from '@/lib/payments/orders';
 import { pay } from '@/lib/payments/pay';
@@ -44,6 +45,7 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
     return { status: 'invalid', errors: { token: 'your session has expired: reload the page' } };
   }
   const caller = sessionScope(session);
+  if (await limitRate('payments', caller)) return { status: 'limited' };
 
   try {
     const result = await pay({

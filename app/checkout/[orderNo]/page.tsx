@@ -7,24 +7,30 @@ import { env } from '@/lib/env';
 import { formatCents } from '@/lib/format';
 import { getOrderLabSettings } from '@/lib/lab/settings-store';
 import { OrderNoSchema } from '@/lib/payments/order-no';
-import { findOrderView } from '@/lib/payments/orders';
+import { findOrderView, joinLinkFor, joinOrder } from '@/lib/payments/orders';
 import { SESSION_COOKIE, SessionIdSchema, sessionScope } from '@/lib/session';
 import { CheckoutForm } from './checkout-form';
 import { LiveOrder } from './live-order';
 
 export const metadata: Metadata = { title: 'Checkout' };
 
-export default async function CheckoutPage({ params }: PageProps<'/checkout/[orderNo]'>) {
+export default async function CheckoutPage({ params, searchParams }: PageProps<'/checkout/[orderNo]'>) {
   const { orderNo } = await params;
   if (!OrderNoSchema.safeParse(orderNo).success) notFound();
-  const [order, settings] = await Promise.all([findOrderView(orderNo), getOrderLabSettings(orderNo)]);
-  if (!order || !settings) notFound();
+  const session = (await cookies()).get(SESSION_COOKIE)?.value ?? '';
+  const caller = SessionIdSchema.safeParse(session).success ? sessionScope(session) : undefined;
+  // The order's link, opened on another device of the customer: that session may pay it too.
+  const { join } = await searchParams;
+  if (caller && typeof join === 'string' && /^[A-Za-z0-9_-]{22}$/.test(join)) await joinOrder(orderNo, join, caller);
+  const [order, settings, joinLink] = await Promise.all([
+    findOrderView(orderNo, caller),
+    getOrderLabSettings(orderNo),
+    joinLinkFor(orderNo, caller),
+  ]);
+  if (!order || !settings) notFound(); // no such order, or not this customer's
 
   // Layer 1: the page gets its one-time token when it opens (proxy.ts gave the browser its session).
-  const session = (await cookies()).get(SESSION_COOKIE)?.value ?? '';
-  const token = SessionIdSchema.safeParse(session).success
-    ? (await issueCheckoutToken(orderNo, sessionScope(session), env().CHECKOUT_TOKEN_TTL_SECONDS)).token
-    : '';
+  const token = caller ? (await issueCheckoutToken(orderNo, caller, env().CHECKOUT_TOKEN_TTL_SECONDS)).token : '';
   const amount = formatCents(order.amountCents);
 
   return (
@@ -46,6 +52,12 @@ export default async function CheckoutPage({ params }: PageProps<'/checkout/[ord
             settings={settings}
             labEnabled={env().LAB_ENABLED}
           />
+          {joinLink ? (
+            <p className="small">
+              Pay on another device (a second tab of your own, a phone): <a href={joinLink}>this order’s link</a> lets
+              that browser in. Anyone else gets “not found”.
+            </p>
+          ) : null}
           {env().LAB_ENABLED ? (
             <p className="small">
               <Link href="/lab">Open the lab</Link> in another tab to switch defences off and watch this payment’s path.

@@ -17,6 +17,8 @@ export type PayState =
   | { status: 'mismatch'; requestId: string; token?: string }
   /** Nothing was charged and every claim was released: the new token lets the customer try again. */
   | { status: 'failed_retryable'; reason: string; requestId: string; token: string }
+  /** This browser sent more payments in the last minute than one visitor may: nothing was done. */
+  | { status: 'limited'; token?: string }
   /** Redis or the database is down: nothing was charged by this request. */
   | { status: 'unavailable'; service: string; token?: string }
   | { status: 'invalid'; errors: FieldErrors; token?: string };
@@ -80,6 +82,12 @@ export function describePayState(
       };
     case 'failed_retryable':
       return { tone: 'bad', title: 'Payment failed', body: `${state.reason} You can try again.`, answeredBy: 'bank' };
+    case 'limited':
+      return {
+        tone: 'warn',
+        title: 'Too many payments',
+        body: 'This browser sent more payments in the last minute than one visitor may. Nothing was charged; wait a minute.',
+      };
     case 'unavailable':
       return {
         tone: 'bad',

@@ -1,28 +1,63 @@
 import type { NextRequest } from 'next/server';
 import { readJsonBody } from '@/lib/http/body';
+import { callerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
+import { crashFaultsIn, isExposed, isPresenter, presenterOnly } from '@/lib/http/presenter';
 import { json, problem, withProblems } from '@/lib/http/problem';
+import { refuseCrossSite } from '@/lib/http/same-origin';
 import { LabSettingsPatchSchema } from '@/lib/lab/settings';
-import { getLabSettings, getOrderLabSettings, updateLabSettings } from '@/lib/lab/settings-store';
+import {
+  getLabSettings,
+  getLabSettingsFor,
+  getOrderLabSettings,
+  updateLabSettings,
+  updateMyLabSettings,
+} from '@/lib/lab/settings-store';
 import { OrderNoSchema } from '@/lib/payments/order-no';
+import { orderUsableBy } from '@/lib/payments/orders';
+import type { CallerScope } from '@/lib/session';
 
-/** The global settings; with `?orderNo=`, the settings that order runs with (its own win). */
+/**
+ * Which lab a request reads or changes: a browser session's own (each attendee of a workshop has one), unless
+ * it asks for `?scope=global`; any other caller, the global settings (the default of every new session).
+ */
+function scopeOf(request: NextRequest): { session?: CallerScope } {
+  if (request.nextUrl.searchParams.get('scope') === 'global') return {};
+  const who = callerOf(request);
+  return who.ok && who.caller.startsWith('s.') ? { session: who.caller } : {};
+}
+
+/** My lab (or the global one); with `?orderNo=`, the settings that order runs with (its own win). */
 export const GET = withProblems(async (request: NextRequest): Promise<Response> => {
   const disabled = labDisabled();
   if (disabled) return disabled;
   const orderNo = request.nextUrl.searchParams.get('orderNo');
-  if (orderNo === null) return json(await getLabSettings());
-  const settings = OrderNoSchema.safeParse(orderNo).success ? await getOrderLabSettings(orderNo) : undefined;
+  if (orderNo === null) {
+    const { session } = scopeOf(request);
+    return json(session ? await getLabSettingsFor(session) : await getLabSettings(), 200, {
+      'x-lab-scope': session ? 'mine' : 'global',
+    });
+  }
+  const who = callerOf(request);
+  const usable =
+    OrderNoSchema.safeParse(orderNo).success && (await orderUsableBy(orderNo, who.ok ? who.caller : undefined));
+  const settings = usable ? await getOrderLabSettings(orderNo) : undefined;
   return settings
     ? json(settings)
     : problem(404, 'order-not-found', 'Order not found', { detail: `No order ${orderNo}.` });
 });
 
-/** Merges a partial object into the global lab settings and returns the whole. */
-export const PUT = withProblems(async (request: Request): Promise<Response> => {
-  const disabled = labDisabled();
+/** Merges a partial object into my lab (or, the presenter's action, into the global one) and returns the whole. */
+export const PUT = withProblems(async (request: NextRequest): Promise<Response> => {
+  const disabled = labDisabled() ?? refuseCrossSite(request);
   if (disabled) return disabled;
+  const { session } = scopeOf(request);
+  if (!session && !isPresenter(request)) return presenterOnly('Changing the global lab settings');
   const body = await readJsonBody(request, LabSettingsPatchSchema);
   if (!body.ok) return body.response;
-  return json(await updateLabSettings(body.value));
+  if (isExposed() && crashFaultsIn(body.value) && !isPresenter(request)) {
+    return presenterOnly('A fault that stops the app (it stops it for everybody)');
+  }
+  const settings = session ? await updateMyLabSettings(session, body.value) : await updateLabSettings(body.value);
+  return json(settings, 200, { 'x-lab-scope': session ? 'mine' : 'global' });
 });

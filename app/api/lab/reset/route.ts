@@ -1,8 +1,18 @@
+import type { NextRequest } from 'next/server';
+import { callerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
+import { isPresenter, presenterOnly } from '@/lib/http/presenter';
 import { json, withProblems } from '@/lib/http/problem';
-import { resetLabSettings } from '@/lib/lab/settings-store';
+import { refuseCrossSite } from '@/lib/http/same-origin';
+import { resetLabSettings, resetMyLabSettings } from '@/lib/lab/settings-store';
 
-/** All layers on, no faults. */
-export const POST = withProblems(async (): Promise<Response> => {
-  return labDisabled() ?? json(await resetLabSettings());
+/** All layers on, no faults: my lab (a browser session's), or with `?scope=global` (the presenter) the global one. */
+export const POST = withProblems(async (request: NextRequest): Promise<Response> => {
+  const disabled = labDisabled() ?? refuseCrossSite(request);
+  if (disabled) return disabled;
+  const who = callerOf(request);
+  const global = request.nextUrl.searchParams.get('scope') === 'global' || !(who.ok && who.caller.startsWith('s.'));
+  if (!global && who.ok) return json(await resetMyLabSettings(who.caller), 200, { 'x-lab-scope': 'mine' });
+  if (!isPresenter(request)) return presenterOnly('Resetting the global lab settings');
+  return json(await resetLabSettings(), 200, { 'x-lab-scope': 'global' });
 });

@@ -1,8 +1,11 @@
 import type { NextRequest } from 'next/server';
 import { z } from 'zod';
+import { callerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
+import { isPresenter, presenterOnly } from '@/lib/http/presenter';
 import { json, validationProblem, withProblems } from '@/lib/http/problem';
-import { clearTimeline, readTimeline } from '@/lib/lab/timeline';
+import { refuseCrossSite } from '@/lib/http/same-origin';
+import { clearTimeline, readTimeline, viewerOf } from '@/lib/lab/timeline';
 
 const MAX_U64 = 2n ** 64n - 1n;
 
@@ -15,18 +18,27 @@ const StreamIdSchema = z.string().refine(
 
 const QuerySchema = z.object({ after: StreamIdSchema.optional() });
 
-/** The lab's timeline, polled by every open lab tab: `?after=<id>` returns only what is new. */
+/**
+ * The lab's timeline, polled by every open lab tab: `?after=<id>` returns only what is new. A browser session
+ * sees its own lanes (its requests, and those on its orders); `?scope=room`, or any other caller, sees
+ * everyone's: the presenter's view when the app is exposed.
+ */
 export const GET = withProblems(async (request: NextRequest): Promise<Response> => {
   const disabled = labDisabled();
   if (disabled) return disabled;
   const query = QuerySchema.safeParse({ after: request.nextUrl.searchParams.get('after') ?? undefined });
   if (!query.success) return validationProblem(query.error);
-  return json({ events: await readTimeline(query.data.after) });
+  const who = callerOf(request);
+  const session = who.ok && who.caller.startsWith('s.') ? who.caller : undefined;
+  const room = request.nextUrl.searchParams.get('scope') === 'room' || !session;
+  if (room && !isPresenter(request)) return presenterOnly('Reading everyone’s timeline');
+  return json({ events: await readTimeline(query.data.after, 200, room || !session ? undefined : viewerOf(session)) });
 });
 
-export const DELETE = withProblems(async (): Promise<Response> => {
-  const disabled = labDisabled();
+export const DELETE = withProblems(async (request: NextRequest): Promise<Response> => {
+  const disabled = labDisabled() ?? refuseCrossSite(request);
   if (disabled) return disabled;
+  if (!isPresenter(request)) return presenterOnly('Deleting the timeline');
   await clearTimeline();
   return new Response(null, { status: 204 });
 });

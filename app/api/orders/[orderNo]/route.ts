@@ -1,11 +1,16 @@
+import type { NextRequest } from 'next/server';
+import { callerOf } from '@/lib/http/caller';
 import { json, problem, withProblems } from '@/lib/http/problem';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderView } from '@/lib/payments/orders';
 
+/** The order and its card statement, for the caller that owns it (or was let in): anyone else gets a 404. */
 export const GET = withProblems(
-  async (_request: Request, context: RouteContext<'/api/orders/[orderNo]'>): Promise<Response> => {
+  async (request: NextRequest, context: RouteContext<'/api/orders/[orderNo]'>): Promise<Response> => {
     const { orderNo } = await context.params;
-    const order = OrderNoSchema.safeParse(orderNo).success ? await findOrderView(orderNo) : null;
+    const who = callerOf(request);
+    const caller = who.ok ? who.caller : undefined;
+    const order = OrderNoSchema.safeParse(orderNo).success ? await findOrderView(orderNo, caller) : null;
     if (!order) return problem(404, 'order-not-found', 'Order not found', { detail: `No order ${orderNo}.` });
     return json(order);
   },

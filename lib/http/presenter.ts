@@ -1,0 +1,60 @@
+// Who may act for the whole room. On loopback (the default) the demo is one person's: everyone is the
+// presenter, as before. Exposed to a network (HOST is not a loopback address), the room's actions (the
+// global settings, the reset of them, deleting the timeline, the room view, and the faults that stop the
+// process for everybody) need LAB_SECRET: `Authorization: Bearer <secret>`, or the presenter's cookie that
+// /lab/room sets once the secret was given. Without a LAB_SECRET, an exposed app refuses them all.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { env } from '../env.ts';
+import type { LabSettingsPatch } from '../lab/settings.ts';
+import { problem } from './problem.ts';
+
+export const PRESENTER_COOKIE = 'lab_presenter';
+
+/** Whether HOST exposes the app beyond this machine. */
+export function isExposed(host: string = env().HOST): boolean {
+  const name = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return !(name === 'localhost' || name === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name));
+}
+
+/** The cookie value that proves the secret was given (a hash of it: the secret itself is never stored). */
+export function presenterToken(secret: string): string {
+  return createHash('sha256').update(`presenter:${secret}`).digest('base64url');
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Whether this request may act for the room. */
+export function isPresenter(request: {
+  headers: Headers;
+  cookies: { get(name: string): { value: string } | undefined };
+}): boolean {
+  if (!isExposed()) return true;
+  const secret = env().LAB_SECRET;
+  if (!secret) return false;
+  const bearer = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
+  if (bearer !== undefined && same(bearer, secret)) return true;
+  const cookie = request.cookies.get(PRESENTER_COOKIE)?.value;
+  return cookie !== undefined && same(cookie, presenterToken(secret));
+}
+
+/** 401 (no or wrong secret) for an action of the room's presenter. */
+export function presenterOnly(action: string): Response {
+  return problem(
+    401,
+    'presenter-only',
+    'The presenter’s action',
+    {
+      detail: `${action} changes the demo for everyone in the room: it needs the lab secret (LAB_SECRET) as a Bearer token.`,
+    },
+    { 'www-authenticate': 'Bearer realm="lab"' },
+  );
+}
+
+/** The faults that stop the process for everybody: when exposed, only the presenter may switch them on. */
+export function crashFaultsIn(patch: LabSettingsPatch | undefined): boolean {
+  return Boolean(patch?.faults?.crashAfterCharge || patch?.faults?.crashBeforeCharge);
+}

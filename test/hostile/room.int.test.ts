@@ -1,0 +1,145 @@
+// Hostile test 11, a workshop room: the app configured as exposed to a network (HOST=0.0.0.0; in the test
+// it still listens on loopback only) with a presenter's secret and tight rate limits. What an attendee, or a
+// page of another site, must not be able to do to everyone else: change or reset the global lab, read or
+// clear everyone's timeline, crash the app, read or pay another caller's order, post a form or text/plain to
+// a JSON route, or flood the server with orders.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, expectProblem, hostilePort, ownDatabase, send, startTestApp } from './harness.ts';
+
+const SECRET = 'presenter-secret-for-the-room';
+let app: App | undefined;
+
+beforeAll(async () => {
+  const databaseUrl = await ownDatabase('payonce_hostile_room');
+  app = await startTestApp({
+    port: hostilePort(3136),
+    databaseUrl,
+    redisUrl: process.env.REDIS_URL ?? '',
+    instanceName: 'hostile-room',
+    env: {
+      HOST: '0.0.0.0',
+      LAB_SECRET: SECRET,
+      RATE_LIMIT_ORDERS_PER_MINUTE: '5',
+      RATE_LIMIT_PAYMENTS_PER_MINUTE: '1000',
+    },
+  });
+});
+
+afterAll(async () => {
+  await app?.stop();
+});
+
+const url = (path: string) => `${app?.url ?? ''}${path}`;
+const json = { 'content-type': 'application/json' };
+const presenter = { authorization: `Bearer ${SECRET}` };
+
+/** A browser session of the room: the cookie the app gives a first visit. */
+async function attendee(): Promise<string> {
+  const page = await fetch(url('/'), { redirect: 'manual' });
+  const cookie = page.headers.getSetCookie().find((line) => /^(__Host-)?sid=/.test(line));
+  expect(cookie, 'a first visit gets a session').toBeDefined();
+  return (cookie ?? '').split(';')[0] ?? '';
+}
+
+describe('exposed to a room', () => {
+  it('the room’s actions need the presenter’s secret; an attendee changes only their own lab', async () => {
+    const patch = JSON.stringify({ layers: { stateMachine: false } });
+    expectProblem(await send(url('/api/lab/config'), { method: 'PUT', headers: json, body: patch }), 401);
+    expectProblem(await send(url('/api/lab/reset'), { method: 'POST' }), 401);
+    expectProblem(await send(url('/api/lab/timeline'), { method: 'DELETE' }), 401);
+    expectProblem(await send(url('/api/lab/timeline')), 401);
+    expectProblem(await send(url('/api/lab/config?scope=global'), { method: 'PUT', headers: json, body: patch }), 401);
+    const room = await send(url('/lab/room'));
+    expect(room.text).toContain('Open the room');
+    expect(room.text).not.toContain('Attendees paying');
+
+    // The presenter may; the global settings change.
+    const global = await send(url('/api/lab/config'), {
+      method: 'PUT',
+      headers: { ...json, ...presenter },
+      body: patch,
+    });
+    expect(global.status).toBe(200);
+    expect((global.json() as { layers: { stateMachine: boolean } }).layers.stateMachine).toBe(false);
+    expect((await send(url('/api/lab/reset?scope=global'), { method: 'POST', headers: presenter })).status).toBe(200);
+
+    // An attendee's own lab: theirs to change, except the faults that stop the app for everybody.
+    const cookie = await attendee();
+    const mine = await send(url('/api/lab/config'), { method: 'PUT', headers: { ...json, cookie }, body: patch });
+    expect(mine.status).toBe(200);
+    expect(mine.headers.get('x-lab-scope')).toBe('mine');
+    const crash = JSON.stringify({ faults: { crashAfterCharge: true } });
+    expectProblem(
+      await send(url('/api/lab/config'), { method: 'PUT', headers: { ...json, cookie }, body: crash }),
+      401,
+    );
+    expectProblem(
+      await send(url('/api/orders'), {
+        method: 'POST',
+        headers: { ...json, 'x-client-id': 'mallory' },
+        body: JSON.stringify({ lab: { faults: { crashBeforeCharge: true } } }),
+      }),
+      401,
+    );
+    // The global settings did not move.
+    const after = await send(url('/api/lab/config?scope=global'));
+    expect((after.json() as { layers: { stateMachine: boolean } }).layers.stateMachine).toBe(true);
+  });
+
+  it('another site’s page cannot post for a visitor; JSON routes take JSON only', async () => {
+    const cookie = await attendee();
+    const evil = { cookie, origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' };
+    expectProblem(await send(url('/api/lab/reset'), { method: 'POST', headers: evil }), 403);
+    expectProblem(await send(url('/api/orders'), { method: 'POST', headers: { ...evil, ...json }, body: '{}' }), 403);
+    const plain = { 'content-type': 'text/plain', 'x-client-id': 'alice' };
+    expectProblem(await send(url('/api/orders'), { method: 'POST', headers: plain, body: '{}' }), 415);
+    expectProblem(
+      await send(url('/api/payments'), {
+        method: 'POST',
+        headers: { ...plain, 'idempotency-key': 'k' },
+        body: '{"orderNo":"ord_0000000000000000","amountCents":1}',
+      }),
+      415,
+    );
+  });
+
+  it('an order belongs to its caller: anyone else is told it does not exist', async () => {
+    expectProblem(await send(url('/api/orders'), { method: 'POST', headers: json, body: '{}' }), 400); // no caller
+    const created = await send(url('/api/orders'), {
+      method: 'POST',
+      headers: { ...json, 'x-client-id': 'alice' },
+      body: '{}',
+    });
+    expect(created.status).toBe(201);
+    const { orderNo } = created.json() as { orderNo: string };
+    const as = (client: string) => ({ 'x-client-id': client });
+    expect((await send(url(`/api/orders/${orderNo}`), { headers: as('alice') })).status).toBe(200);
+    expectProblem(await send(url(`/api/orders/${orderNo}`), { headers: as('bob') }), 404);
+    expectProblem(await send(url(`/api/tokens?orderNo=${orderNo}`), { headers: as('bob') }), 404);
+    const pay = (client: string) =>
+      send(url('/api/payments'), {
+        method: 'POST',
+        headers: { ...json, ...as(client), 'idempotency-key': `k-${client}` },
+        body: JSON.stringify({ orderNo, amountCents: 4200 }),
+      });
+    expectProblem(await pay('bob'), 404);
+    expect((await send(url(`/checkout/${orderNo}`))).status).toBe(404); // a browser without the order's link
+    expect((await pay('alice')).status).toBe(201);
+  });
+
+  it('order creation is limited per caller: the sixth in a minute is a 429 with Retry-After', async () => {
+    const create = () =>
+      send(url('/api/orders'), { method: 'POST', headers: { ...json, 'x-client-id': 'carol' }, body: '{}' });
+    for (let i = 0; i < 5; i++) expect((await create()).status).toBe(201);
+    const refused = await create();
+    expectProblem(refused, 429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Another caller is not limited by carol.
+    const dave = await send(url('/api/orders'), {
+      method: 'POST',
+      headers: { ...json, 'x-client-id': 'dave' },
+      body: '{}',
+    });
+    expect(dave.status).toBe(201);
+  });
+});
