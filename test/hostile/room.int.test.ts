@@ -3,10 +3,14 @@
 // page of another site, must not be able to do to everyone else: change or reset the global lab, read or
 // clear everyone's timeline, crash the app, read or pay another caller's order, post a form or text/plain to
 // a JSON route, or flood the server with orders.
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, expectProblem, hostilePort, ownDatabase, send, startTestApp } from './harness.ts';
+import { anyText } from './inputs.ts';
 
 const SECRET = 'presenter-secret-for-the-room';
+/** Callers of this run's own: rate counts and keys live in Redis for a minute or a day. */
+const RUN = Date.now().toString(36);
 let app: App | undefined;
 
 beforeAll(async () => {
@@ -76,7 +80,7 @@ describe('exposed to a room', () => {
     expectProblem(
       await send(url('/api/orders'), {
         method: 'POST',
-        headers: { ...json, 'x-client-id': 'mallory' },
+        headers: { ...json, 'x-client-id': `mallory-${RUN}` },
         body: JSON.stringify({ lab: { faults: { crashBeforeCharge: true } } }),
       }),
       401,
@@ -91,7 +95,7 @@ describe('exposed to a room', () => {
     const evil = { cookie, origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' };
     expectProblem(await send(url('/api/lab/reset'), { method: 'POST', headers: evil }), 403);
     expectProblem(await send(url('/api/orders'), { method: 'POST', headers: { ...evil, ...json }, body: '{}' }), 403);
-    const plain = { 'content-type': 'text/plain', 'x-client-id': 'alice' };
+    const plain = { 'content-type': 'text/plain', 'x-client-id': `alice-${RUN}` };
     expectProblem(await send(url('/api/orders'), { method: 'POST', headers: plain, body: '{}' }), 415);
     expectProblem(
       await send(url('/api/payments'), {
@@ -107,19 +111,19 @@ describe('exposed to a room', () => {
     expectProblem(await send(url('/api/orders'), { method: 'POST', headers: json, body: '{}' }), 400); // no caller
     const created = await send(url('/api/orders'), {
       method: 'POST',
-      headers: { ...json, 'x-client-id': 'alice' },
+      headers: { ...json, 'x-client-id': `alice-${RUN}` },
       body: '{}',
     });
     expect(created.status).toBe(201);
     const { orderNo } = created.json() as { orderNo: string };
-    const as = (client: string) => ({ 'x-client-id': client });
+    const as = (client: string) => ({ 'x-client-id': `${client}-${RUN}` });
     expect((await send(url(`/api/orders/${orderNo}`), { headers: as('alice') })).status).toBe(200);
     expectProblem(await send(url(`/api/orders/${orderNo}`), { headers: as('bob') }), 404);
     expectProblem(await send(url(`/api/tokens?orderNo=${orderNo}`), { headers: as('bob') }), 404);
     const pay = (client: string) =>
       send(url('/api/payments'), {
         method: 'POST',
-        headers: { ...json, ...as(client), 'idempotency-key': `k-${client}` },
+        headers: { ...json, ...as(client), 'idempotency-key': `k-${client}-${orderNo}` },
         body: JSON.stringify({ orderNo, amountCents: 4200 }),
       });
     expectProblem(await pay('bob'), 404);
@@ -128,8 +132,9 @@ describe('exposed to a room', () => {
   });
 
   it('order creation is limited per caller: the sixth in a minute is a 429 with Retry-After', async () => {
+    const carol = `carol-${Date.now()}`; // the count lives in Redis for a minute: a name of this run's own
     const create = () =>
-      send(url('/api/orders'), { method: 'POST', headers: { ...json, 'x-client-id': 'carol' }, body: '{}' });
+      send(url('/api/orders'), { method: 'POST', headers: { ...json, 'x-client-id': carol }, body: '{}' });
     for (let i = 0; i < 5; i++) expect((await create()).status).toBe(201);
     const refused = await create();
     expectProblem(refused, 429);
@@ -141,5 +146,35 @@ describe('exposed to a room', () => {
       body: '{}',
     });
     expect(dave.status).toBe(201);
+  });
+});
+
+describe('the new pages and routes, fuzzed', () => {
+  /** Percent-encodes every byte of the UTF-8 form. */
+  const encoded = (text: string) =>
+    [...Buffer.from(text)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+
+  it('answer anything with a 2xx, 3xx or 4xx, never a 5xx or a trace', async () => {
+    const cookie = await attendee();
+    await fc.assert(
+      fc.asyncProperty(
+        anyText,
+        fc.constantFrom(
+          (text: string) => `/problems/${encoded(text)}`,
+          (text: string) => `/lab/room?secret=${encoded(text)}`,
+          (text: string) => `/limited?seconds=${encoded(text)}`,
+          (text: string) => `/api/lab/config?scope=${encoded(text)}`,
+          (text: string) => `/api/lab/config?orderNo=${encoded(text)}`,
+          (text: string) => `/api/lab/timeline?scope=room&after=${encoded(text)}`,
+          (text: string) => `/checkout/ord_0123456789abcdef?join=${encoded(text)}`,
+          (text: string) => `/api/docs?${encoded(text)}`,
+        ),
+        async (text, path) => {
+          const answer = await send(url(path(text)), { headers: { cookie } });
+          expect(answer.status, `${path(text).slice(0, 160)} → ${answer.status}`).toBeLessThan(500);
+        },
+      ),
+      { numRuns: 120 },
+    );
   });
 });
