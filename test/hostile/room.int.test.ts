@@ -4,6 +4,7 @@
 // clear everyone's timeline, crash the app, read or pay another caller's order, post a form or text/plain to
 // a JSON route, or flood the server with orders.
 import fc from 'fast-check';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, expectProblem, hostilePort, ownDatabase, send, startTestApp } from './harness.ts';
 import { anyText } from './inputs.ts';
@@ -12,8 +13,13 @@ const SECRET = 'presenter-secret-for-the-room';
 /** Callers of this run's own: rate counts and keys live in Redis for a minute or a day. */
 const RUN = Date.now().toString(36);
 let app: App | undefined;
+let redis: Redis | undefined;
+let savedLab: string | null = null;
 
 beforeAll(async () => {
+  // The global lab settings live in a Redis database other test files of this worker use too: put back after.
+  redis = new Redis(process.env.REDIS_URL ?? '');
+  savedLab = await redis.get('lab:config');
   const databaseUrl = await ownDatabase('payonce_hostile_room');
   app = await startTestApp({
     port: hostilePort(3136),
@@ -31,6 +37,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.stop();
+  if (savedLab === null) await redis?.del('lab:config');
+  else await redis?.set('lab:config', savedLab);
+  await redis?.quit();
 });
 
 const url = (path: string) => `${app?.url ?? ''}${path}`;
