@@ -6,7 +6,9 @@
 // - refuses a server action's oversized body with a 413 (Next.js's own limit answers 500).
 import { type NextRequest, NextResponse } from 'next/server';
 import { problem } from './lib/http/problem.ts';
-import { newSessionId, SESSION_COOKIE, SessionIdSchema } from './lib/session.ts';
+import { arrivedOverHttps, sessionCookieNameFor, sessionIdOf } from './lib/http/session-cookie.ts';
+import { newSession } from './lib/session.ts';
+import { sessionSecret } from './lib/session-secret.ts';
 
 /** next.config.ts: serverActions.bodySizeLimit. */
 const MAX_ACTION_BYTES = 16 * 1024;
@@ -22,17 +24,19 @@ export function proxy(request: NextRequest): Response {
   }
   if (request.nextUrl.pathname.startsWith('/api/')) return NextResponse.next();
 
-  const current = request.cookies.get(SESSION_COOKIE)?.value;
-  if (current && SessionIdSchema.safeParse(current).success) return NextResponse.next();
+  if (sessionIdOf(request.cookies, request.headers)) return NextResponse.next();
 
-  const sessionId = newSessionId();
-  request.cookies.set(SESSION_COOKIE, sessionId); // visible to this request's render
+  // No session, or a cookie the server did not sign (chosen by the client: session fixation): a fresh one.
+  // A page load renders with it at once; a form post (a server action) does not: it came with no session.
+  const name = sessionCookieNameFor(request.headers);
+  const { cookie } = newSession(sessionSecret());
+  if (request.method === 'GET' || request.method === 'HEAD') request.cookies.set(name, cookie);
   const response = NextResponse.next({ request: { headers: request.headers } });
-  response.cookies.set(SESSION_COOKIE, sessionId, {
+  response.cookies.set(name, cookie, {
     httpOnly: true,
     sameSite: 'lax',
     path: '/',
-    secure: request.nextUrl.protocol === 'https:',
+    secure: arrivedOverHttps(request.headers),
   });
   return response;
 }

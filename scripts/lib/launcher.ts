@@ -19,6 +19,7 @@ import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './next-ap
 import { ROOT } from './paths.ts';
 import { stopLeftover } from './processes.ts';
 import { startServices } from './services.ts';
+import { loadOrCreateSessionSecret } from './session-secret.ts';
 import { type Supervised, supervise } from './supervisor.ts';
 
 export type Plan = {
@@ -63,7 +64,13 @@ export async function launch(plan: Plan): Promise<void> {
   try {
     const applied = await applyMigrations(services.databaseUrl);
     log(applied.length > 0 ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
-    const appEnv = nextEnv({ DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl });
+    // Every instance signs sessions with the same key, kept across restarts (SESSION_SECRET, or the data folder's).
+    const sessionSecret = config.SESSION_SECRET ?? demoSessionSecret(path.resolve(ROOT, config.DATA_DIR, 'demo'));
+    const appEnv = nextEnv({
+      DATABASE_URL: services.databaseUrl,
+      REDIS_URL: services.redisUrl,
+      SESSION_SECRET: sessionSecret,
+    });
     if (buildIsStale()) {
       log('building the app (once, about a minute)...');
       buildApp(appEnv);
@@ -113,6 +120,13 @@ export async function launch(plan: Plan): Promise<void> {
     await services.stop();
     throw error;
   }
+}
+
+function demoSessionSecret(dataDir: string): string {
+  const file = path.join(dataDir, 'session-secret');
+  const { secret, created } = loadOrCreateSessionSecret(file);
+  if (created) log(`made a session secret: ${path.relative(ROOT, file)} (SESSION_SECRET overrides it)`);
+  return secret;
 }
 
 function startWorker(workerEnv: NodeJS.ProcessEnv) {

@@ -1,14 +1,15 @@
 import type { Metadata } from 'next';
-import { cookies } from 'next/headers';
+import { cookies, headers } from 'next/headers';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { issueCheckoutToken } from '@/lib/defences/checkout-token';
 import { env } from '@/lib/env';
 import { formatCents } from '@/lib/format';
+import { sessionIdOf } from '@/lib/http/session-cookie';
 import { getOrderLabSettings } from '@/lib/lab/settings-store';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderView } from '@/lib/payments/orders';
-import { SESSION_COOKIE, SessionIdSchema, sessionScope } from '@/lib/session';
+import { sessionScope } from '@/lib/session';
 import { CheckoutForm } from './checkout-form';
 import { LiveOrder } from './live-order';
 
@@ -21,8 +22,8 @@ export default async function CheckoutPage({ params }: PageProps<'/checkout/[ord
   if (!order || !settings) notFound();
 
   // Layer 1: the page gets its one-time token when it opens (proxy.ts gave the browser its session).
-  const session = (await cookies()).get(SESSION_COOKIE)?.value ?? '';
-  const token = SessionIdSchema.safeParse(session).success
+  const session = sessionIdOf(await cookies(), await headers());
+  const token = session
     ? (await issueCheckoutToken(orderNo, sessionScope(session), env().CHECKOUT_TOKEN_TTL_SECONDS)).token
     : '';
   const amount = formatCents(order.amountCents);
