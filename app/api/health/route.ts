@@ -1,4 +1,5 @@
 import { checkHealth } from '@/lib/health';
+import { otherMethods } from '@/lib/http/methods';
 import { json, problem } from '@/lib/http/problem';
 
 export const dynamic = 'force-dynamic';
@@ -14,3 +15,6 @@ export async function GET(): Promise<Response> {
     ...health,
   });
 }
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -5,6 +5,7 @@ import { CreateOrderSchema } from '@/lib/http/api-schemas';
 import { readJsonBody } from '@/lib/http/body';
 import { callerOf } from '@/lib/http/caller';
 import { keyProblem, keyReusedProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
+import { otherMethods } from '@/lib/http/methods';
 import { RETRY_AFTER_SECONDS } from '@/lib/http/payment-response';
 import { json, problem, withProblems } from '@/lib/http/problem';
 import { createOrder, createOrderOnce, OrderSummarySchema } from '@/lib/payments/orders';
@@ -53,3 +54,6 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
       return keyReusedProblem(result.usedOn, 'order');
   }
 });
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

@@ -1,6 +1,7 @@
 import type { NextRequest } from 'next/server';
 import { readJsonBody } from '@/lib/http/body';
 import { labDisabled } from '@/lib/http/lab-guard';
+import { otherMethods } from '@/lib/http/methods';
 import { json, problem, withProblems } from '@/lib/http/problem';
 import { LabSettingsPatchSchema } from '@/lib/lab/settings';
 import { getLabSettings, getOrderLabSettings, updateLabSettings } from '@/lib/lab/settings-store';
@@ -26,3 +27,6 @@ export const PUT = withProblems(async (request: Request): Promise<Response> => {
   if (!body.ok) return body.response;
   return json(await updateLabSettings(body.value));
 });
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { POST, PATCH, DELETE, OPTIONS } = otherMethods('GET', 'PUT');

@@ -1,3 +1,4 @@
+import { otherMethods } from '@/lib/http/methods';
 import { json, problem, withProblems } from '@/lib/http/problem';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderView } from '@/lib/payments/orders';
@@ -10,3 +11,6 @@ export const GET = withProblems(
     return json(order);
   },
 );
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');
