@@ -81,6 +81,8 @@ export async function startTestApp(options: {
   labEnabled?: boolean;
   /** Short, so that a claim left by a killed process runs out within a test. */
   leaseMs?: number;
+  /** More configuration (lib/env.ts), e.g. ALLOWED_HOSTS. */
+  env?: Record<string, string>;
 }): Promise<App> {
   const child = startApp({
     port: options.port,
@@ -92,6 +94,7 @@ export async function startTestApp(options: {
       LAB_ENABLED: String(options.labEnabled ?? true),
       REQUEST_KEY_LEASE_MS: String(options.leaseMs ?? 3_000),
       SESSION_SECRET,
+      ...options.env,
     }),
     capture: true,
   });
@@ -180,7 +183,8 @@ export async function send(url: string, init: RequestInit = {}): Promise<Answer>
   };
 }
 
-function expectNoLeak(what: string, headers: Headers, text: string): void {
+/** No stack trace, no path on the server's disk, no database password: in any header or the body. */
+export function expectNoLeak(what: string, headers: Headers, text: string): void {
   const all = `${[...headers].map(([name, value]) => `${name}: ${value}`).join('\n')}\n\n${text}`;
   const credentials = databaseCredentials();
   if (credentials) expect(all.includes(credentials), `${what}: carries the database password`).toBe(false);
