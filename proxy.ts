@@ -3,7 +3,7 @@
 //   2. Path: a segment that does not decode → 400 (Next.js would answer a bare 500 after this function)
 //   3. A form post (server action): from this site (403), at most 16 KiB (413), a body Next.js can parse
 //      (400); any other post to a page: at most 16 KiB (413)
-//   4. Session: a cookie the server signed, or a fresh one (a chosen or forged cookie is replaced)
+//   4. Session: a cookie the server signed, or on a page load a fresh one (a chosen or forged one is replaced)
 //   5. Content-Security-Policy with a fresh nonce; Next.js puts it on the scripts it writes into the page
 // API routes are left alone: a service identifies itself with X-Client-Id, and a fresh session minted for each
 // of its calls would make its retries look like strangers' to layer 2; and a route reads its own body, so a
@@ -50,13 +50,13 @@ export async function proxy(request: NextRequest): Promise<Response> {
   const refused = await checkBody(request);
   if (refused) return refused;
 
-  // 4. The session.
+  // 4. The session: on a page load without one, or with a cookie the server did not sign (chosen by the
+  //    client: session fixation), a fresh one, which this render sees at once. Not on a form post: Next.js
+  //    would hand a cookie set here to the action too, which must instead find no session (it came with none).
   let minted: { name: string; cookie: string } | undefined;
-  if (!sessionIdOf(request.cookies, request.headers)) {
-    // No session, or a cookie the server did not sign (chosen by the client: session fixation): a fresh one.
-    // A page load renders with it at once; a form post (a server action) does not: it came with no session.
+  if ((request.method === 'GET' || request.method === 'HEAD') && !sessionIdOf(request.cookies, request.headers)) {
     minted = { name: sessionCookieNameFor(request.headers), cookie: newSession(sessionSecret()).cookie };
-    if (request.method === 'GET' || request.method === 'HEAD') request.cookies.set(minted.name, minted.cookie);
+    request.cookies.set(minted.name, minted.cookie);
   }
   // 5. The Content-Security-Policy, on the response and on the request Next.js renders (it reads the nonce there).
   const policy = pageContentSecurityPolicy(newNonce());

@@ -40,7 +40,7 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
     return { status: 'invalid', errors };
   }
   const { orderNo, token, submittedAt, submitKey } = parsed.data;
-  // A cookie the server did not sign is no session: proxy.ts answers with a fresh one for the next page load.
+  // A cookie the server did not sign is no session (proxy.ts gives a fresh one to the next page load).
   const session = sessionIdOf(await cookies(), await headers());
   if (!session) {
     return { status: 'invalid', errors: { token: 'your session has expired: reload the page' } };
