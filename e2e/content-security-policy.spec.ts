@@ -51,7 +51,9 @@ test.describe('Content-Security-Policy', () => {
   test('a checkout pays, with nothing blocked', async ({ page, request }) => {
     const orderNo = await createOrder(request, { layers: ALL_ON });
     const reports = await watchPolicy(page);
-    const checkout = await new CheckoutPage(page).open(orderNo);
+    const response = await page.goto(`/checkout/${orderNo}`);
+    expect(response?.headers()['content-security-policy']).toMatch(/script-src 'self' 'nonce-[^']+'/);
+    const checkout = new CheckoutPage(page);
     await checkout.payButton.click();
     await expect(checkout.outcome).toContainText('Payment successful', { timeout: 15_000 });
     await expect(checkout.status).toHaveText('PAID');
