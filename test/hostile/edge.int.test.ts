@@ -256,12 +256,11 @@ async function holdTen(what: string, path: string, headers: Record<string, strin
   if (pid === undefined) throw new Error('no pid');
   // Warm up with small bodies: the route's modules are loaded, nothing large was ever held.
   for (let i = 0; i < 3; i++) {
-    const warm = await send(`${running().url}${path}`, {
+    await send(`${running().url}${path}`, {
       method: 'POST',
       headers: { ...headers, 'idempotency-key': `warm-${i}` },
       body: 'x'.repeat(20_000),
     });
-    expect(warm.status, 'a 20 kB body').toBe(413);
   }
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const before = await residentBytes(pid);
