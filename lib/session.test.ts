@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  HTTP_SESSION_COOKIE,
   newSession,
   newSessionId,
   SECURE_SESSION_COOKIE,
-  SESSION_COOKIE,
   sessionCookieName,
   sessionScope,
   signSessionId,
@@ -68,8 +68,8 @@ describe('session cookies', () => {
   it('go by __Host-sid over https (Secure, host-only) and sid over plain http', () => {
     expect(sessionCookieName(true)).toBe(SECURE_SESSION_COOKIE);
     expect(SECURE_SESSION_COOKIE).toBe('__Host-sid');
-    expect(sessionCookieName(false)).toBe(SESSION_COOKIE);
-    expect(SESSION_COOKIE).toBe('sid');
+    expect(sessionCookieName(false)).toBe(HTTP_SESSION_COOKIE);
+    expect(HTTP_SESSION_COOKIE).toBe('sid');
   });
 
   it('scope a caller by the id alone, never by the signature', () => {

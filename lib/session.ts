@@ -10,18 +10,18 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 
+// No `SESSION_COOKIE` and no id schema any more: a cookie's value is not a session until verified, and its
+// name depends on the scheme. Read a request's session with sessionIdOf() (lib/http/session-cookie.ts).
+
 /** The cookie over plain http (the demo on a laptop, a LAN). */
-export const SESSION_COOKIE = 'sid';
+export const HTTP_SESSION_COOKIE = 'sid';
 /** The cookie over https: `__Host-` makes the browser refuse it unless Secure, Path=/ and without Domain. */
 export const SECURE_SESSION_COOKIE = '__Host-sid';
 
 /** The cookie's name for a request that arrived over https (`secure`) or plain http. */
 export function sessionCookieName(secure: boolean): string {
-  return secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+  return secure ? SECURE_SESSION_COOKIE : HTTP_SESSION_COOKIE;
 }
-
-/** 128 random bits, base64url. */
-export const SessionIdSchema = z.string().regex(/^[A-Za-z0-9_-]{22}$/);
 
 const SIGNED = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
 

@@ -1,4 +1,4 @@
-// Hostile test 11, the edge: the app exposed on a network, tried as an outsider would (issue 12). A session
+// Hostile test 12, the edge: the app exposed on a network, tried as an outsider would (issue 12). A session
 // cookie of the client's choosing is never a session; a 10 MB body costs the server nothing; every address,
 // method and form post that used to end in a 500 is a 4xx problem; every answer carries the headers that
 // keep it from being framed, sniffed or run as script; and a Host the app does not serve is refused.
