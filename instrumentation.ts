@@ -4,6 +4,8 @@ export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== 'nodejs') return;
   const { env } = await import('./lib/env');
   env(); // an invalid configuration stops the server here, naming the variable
+  const { sessionSecret } = await import('./lib/session-secret');
+  sessionSecret(); // without SESSION_SECRET: this process's own key, made now and announced once
   const { startReconciler } = await import('./lib/payments/reconciler-loop');
   startReconciler();
 }

@@ -1,9 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { defineConfig, devices } from '@playwright/test';
 
 // scripts/test.ts starts PostgreSQL and Redis for the tests, builds the app and passes their URLs.
 const port = Number(process.env.E2E_PORT ?? 3100);
 const clusterPort = Number(process.env.CLUSTER_PORT ?? 3110);
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// Sessions are signed: the app and the cluster's two instances share one key per run (npm test passes it;
+// run alone, Playwright makes one here, before its web servers and workers inherit the environment).
+process.env.SESSION_SECRET ??= randomBytes(32).toString('base64url');
 
 export default defineConfig({
   testDir: './e2e',

@@ -1,43 +1,142 @@
-// Runs before every page and server action:
-// - gives every browser a session on its first visit, before any page renders, so the checkout page can
-//   bind its one-time token to the session on the very first load. API routes are left alone: a service
-//   identifies itself with X-Client-Id, and a fresh session minted for each of its calls would make its
-//   retries look like strangers' to layer 2;
-// - refuses a server action's oversized body with a 413 (Next.js's own limit answers 500).
+// The edge: runs before every page and server action, not before the API (see `config` below). In order:
+//   1. Host: only a name this app serves (DNS rebinding) → 421
+//   2. Path: a segment that does not decode → 400 (Next.js would answer a bare 500 after this function)
+//   3. A form post (server action): from this site (403), at most 16 KiB (413), a body Next.js can parse
+//      (400); any other post to a page: at most 16 KiB (413)
+//   4. Session: a cookie the server signed, or on a page load a fresh one (a chosen or forged one is replaced)
+//   5. Content-Security-Policy with a fresh nonce; Next.js puts it on the scripts it writes into the page
+// API routes are left alone: a service identifies itself with X-Client-Id, and a fresh session minted for each
+// of its calls would make its retries look like strangers' to layer 2; and a route reads its own body, so a
+// 10 MB body is refused after 16 KiB instead of being buffered here first (lib/http/body.ts).
 import { type NextRequest, NextResponse } from 'next/server';
+import {
+  MAX_FORM_BYTES,
+  malformedActionBody,
+  mayBeServerAction,
+  NO_CONTENT_SECURITY_POLICY,
+  newNonce,
+  pageContentSecurityPolicy,
+  pathDecodes,
+  readAtMost,
+  sameOrigin,
+} from './lib/http/edge.ts';
+import { hostAllowed } from './lib/http/hosts.ts';
 import { problem } from './lib/http/problem.ts';
-import { newSessionId, SESSION_COOKIE, SessionIdSchema } from './lib/session.ts';
+import type { ProblemType } from './lib/http/problem-types.ts';
+import { arrivedOverHttps, sessionCookieNameFor, sessionIdOf } from './lib/http/session-cookie.ts';
+import { newSession } from './lib/session.ts';
+import { sessionSecret } from './lib/session-secret.ts';
 
-/** next.config.ts: serverActions.bodySizeLimit. */
-const MAX_ACTION_BYTES = 16 * 1024;
-
-export function proxy(request: NextRequest): Response {
-  if (request.method === 'POST' && request.headers.has('next-action')) {
-    const declared = Number(request.headers.get('content-length') ?? '0');
-    if (declared > MAX_ACTION_BYTES) {
-      return problem(413, 'body-too-large', 'Request body too large', {
-        detail: `The form must be at most ${MAX_ACTION_BYTES} bytes.`,
-      });
-    }
+export async function proxy(request: NextRequest): Promise<Response> {
+  // 1. Host.
+  const host = request.headers.get('host');
+  if (!hostAllowed(host)) {
+    return refuse(
+      421,
+      'host-not-allowed',
+      'Host not served here',
+      `This server does not answer for ${host ?? 'no host'}.`,
+    );
   }
-  if (request.nextUrl.pathname.startsWith('/api/')) return NextResponse.next();
+  // 2. The raw path (nextUrl keeps the percent-escapes as they came).
+  const path = request.nextUrl.pathname;
+  if (!pathDecodes(path)) {
+    return refuse(400, 'bad-path', 'Malformed address', 'The path is not valid percent-encoded UTF-8.');
+  }
+  // An API path only comes here when it holds a '%' (config.matcher): its encoding is checked, the rest is the route's.
+  if (isApi(path)) return NextResponse.next();
 
-  const current = request.cookies.get(SESSION_COOKIE)?.value;
-  if (current && SessionIdSchema.safeParse(current).success) return NextResponse.next();
+  // 3. Bodies.
+  const refused = await checkBody(request);
+  if (refused) return refused;
 
-  const sessionId = newSessionId();
-  request.cookies.set(SESSION_COOKIE, sessionId); // visible to this request's render
-  const response = NextResponse.next({ request: { headers: request.headers } });
-  response.cookies.set(SESSION_COOKIE, sessionId, {
-    httpOnly: true,
-    sameSite: 'lax',
-    path: '/',
-    secure: request.nextUrl.protocol === 'https:',
-  });
+  // 4. The session: on a page load without one, or with a cookie the server did not sign (chosen by the
+  //    client: session fixation), a fresh one, which this render sees at once. Not on a form post: Next.js
+  //    would hand a cookie set here to the action too, which must instead find no session (it came with none).
+  let minted: { name: string; cookie: string } | undefined;
+  if ((request.method === 'GET' || request.method === 'HEAD') && !sessionIdOf(request.cookies, request.headers)) {
+    minted = { name: sessionCookieNameFor(request.headers), cookie: newSession(sessionSecret()).cookie };
+    request.cookies.set(minted.name, minted.cookie);
+  }
+  // 5. The Content-Security-Policy, on the response and on the request Next.js renders (it reads the nonce there).
+  const policy = pageContentSecurityPolicy(newNonce());
+  const headers = new Headers(request.headers);
+  headers.set('content-security-policy', policy);
+  const response = NextResponse.next({ request: { headers } });
+  response.headers.set('content-security-policy', policy);
+  if (minted) {
+    response.cookies.set(minted.name, minted.cookie, {
+      httpOnly: true,
+      sameSite: 'lax',
+      path: '/',
+      secure: arrivedOverHttps(request.headers),
+    });
+  }
   return response;
 }
 
+/** Under /api/ but not the API reference's page (app/api/docs/page.tsx). */
+function isApi(path: string): boolean {
+  const decoded = decodeURIComponent(path);
+  return decoded.startsWith('/api/') && decoded !== '/api/docs';
+}
+
+async function checkBody(request: NextRequest): Promise<Response | undefined> {
+  const { method, headers } = request;
+  if (method === 'GET' || method === 'HEAD') return undefined;
+  const action = mayBeServerAction(method, headers);
+  // Before Next.js does: it would refuse with a 500 (and it compares with X-Forwarded-Host, which a client sets).
+  if (action && !sameOrigin(headers.get('origin'), headers.get('host'))) {
+    return refuse(403, 'cross-origin', 'Form posted from another site', 'The form did not come from this site.');
+  }
+  const declared = headers.get('content-length');
+  if (declared !== null && Number(declared) > MAX_FORM_BYTES) return tooLarge();
+  // A declared small body that is no action is the page's (it renders): nothing to read. A chunked one is
+  // counted; an action's is parsed. The body here is Next.js's copy for the proxy (next.config.ts bounds it).
+  if (!action && declared !== null) return undefined;
+  const body = await readAtMost(request.body, MAX_FORM_BYTES);
+  if (body.over) return tooLarge();
+  if (!action) return undefined;
+  const malformed = await malformedActionBody(
+    headers.get('content-type') ?? '',
+    body.bytes,
+    headers.has('next-action'),
+  );
+  return malformed ? refuse(400, 'malformed-action', 'Malformed form post', malformed) : undefined;
+}
+
+function tooLarge(): Response {
+  return refuse(413, 'body-too-large', 'Request body too large', `The form must be at most ${MAX_FORM_BYTES} bytes.`, {
+    // Nothing more of this connection is wanted: Node.js closes it instead of reading on to the next request.
+    connection: 'close',
+  });
+}
+
+/** A refusal before anything ran: a problem, with nothing in it to run or frame. */
+function refuse(
+  status: number,
+  type: ProblemType,
+  title: string,
+  detail: string,
+  headers: Record<string, string> = {},
+): Response {
+  return problem(
+    status,
+    type,
+    title,
+    { detail },
+    { 'content-security-policy': NO_CONTENT_SECURITY_POLICY, ...headers },
+  );
+}
+
 export const config = {
-  // Pages, server actions and the API; not Next's static assets.
-  matcher: ['/((?!_next/static|_next/image|favicon.ico).*)'],
+  matcher: [
+    // Pages and server actions; not the API, nor Next's static assets.
+    '/((?!api/|_next/static|_next/image|favicon.ico).*)',
+    // The API reference is a page.
+    '/api/docs',
+    // An API path with a '%' in it: Next.js answers an undecodable one itself, in HTML (the encoding is
+    // checked at step 2). Order numbers and every other API path never hold one.
+    '/api/:rest(.*%.*)',
+  ],
 };

@@ -2,13 +2,14 @@
 import { cookies, headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { limitRate, rateKeyOf } from '@/lib/http/rate-limit';
+import { sessionIdOf } from '@/lib/http/session-cookie';
 import { createOrder } from '@/lib/payments/orders';
-import { SESSION_COOKIE, SessionIdSchema, sessionScope } from '@/lib/session';
+import { sessionScope } from '@/lib/session';
 
 /** "Start a checkout": a new order that belongs to this browser's session, then its checkout page. */
 export async function startCheckout(): Promise<never> {
-  const session = (await cookies()).get(SESSION_COOKIE)?.value ?? '';
-  const owner = SessionIdSchema.safeParse(session).success ? sessionScope(session) : undefined;
+  const session = sessionIdOf(await cookies(), await headers());
+  const owner = session ? sessionScope(session) : undefined;
   const limited = await limitRate('orders', rateKeyOf(owner, await headers()));
   if (limited) redirect(`/limited?seconds=${limited.headers.get('retry-after') ?? '60'}`);
   const order = await createOrder({}, owner);

@@ -10,6 +10,10 @@ export const metadata: Metadata = {
 
 export const viewport: Viewport = { width: 'device-width', initialScale: 1 };
 
+// Every page is rendered per request: it carries this response's script nonce (proxy.ts), and a page that
+// sets a session cookie must never be one a cache keeps and hands to the next visitor.
+export const dynamic = 'force-dynamic';
+
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">

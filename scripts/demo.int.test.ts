@@ -1,7 +1,7 @@
 // The launcher, as a user runs it: `npm run demo` with external servers, with its own embedded ones,
 // with a bad configuration, and what is left running after Ctrl-C.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -137,6 +137,8 @@ describe('npm run demo', () => {
       DATA_DIR: dataDir,
       EMBEDDED_POSTGRES_PORT: process.env.TEST_EMBEDDED_POSTGRES_PORT,
       EMBEDDED_REDIS_PORT: process.env.TEST_EMBEDDED_REDIS_PORT,
+      // The demo makes its own session secret and keeps it with the data.
+      SESSION_SECRET: undefined,
     };
 
     const first = launch(env);
@@ -152,6 +154,12 @@ describe('npm run demo', () => {
     });
     expect(created.status).toBe(201);
     const { orderNo } = (await created.json()) as { orderNo: string };
+    const session = /^sid=([^;]+)/.exec(
+      (await fetch(`http://127.0.0.1:${PORTS.b}/`)).headers.getSetCookie()[0] ?? '',
+    )?.[1];
+    expect(session, 'a session cookie').toBeDefined();
+    expect(first.output()).toContain('made a session secret');
+    expect((await stat(path.join(dataDir, 'demo', 'session-secret'))).mode & 0o777).toBe(0o600);
     expect(await stopWithCtrlC(first)).toEqual([]);
 
     const second = launch(env);
@@ -159,6 +167,10 @@ describe('npm run demo', () => {
     const again = await fetch(`http://127.0.0.1:${PORTS.b}/api/orders/${orderNo}`);
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject({ orderNo, amountCents: 777, status: 'PENDING' });
+    // The session survives the restart: the same secret signs it (no new cookie is set).
+    const kept = await fetch(`http://127.0.0.1:${PORTS.b}/`, { headers: { cookie: `sid=${session}` } });
+    expect(kept.headers.getSetCookie()).toEqual([]);
+    expect(second.output()).not.toContain('made a session secret');
     expect(await stopWithCtrlC(second)).toEqual([]);
   });
 });

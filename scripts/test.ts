@@ -6,6 +6,7 @@
 // runs the race explorer alone (`npm run races -- --schedules 20000`). Other arguments go to Playwright
 // (e.g. `npm run scenarios -- -g "Double click"`).
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { applyMigrations } from './lib/migrations.ts';
@@ -121,6 +122,8 @@ async function main(): Promise<number> {
       CLUSTER_PORT: String(3110 + PORT_OFFSET),
       TEST_EMBEDDED_POSTGRES_PORT: String(TEST_PORTS.postgres + 10),
       TEST_EMBEDDED_REDIS_PORT: String(TEST_PORTS.redis + 10),
+      // One per run, shared by every app the tests start (the cluster's two instances must agree on it).
+      SESSION_SECRET: process.env.SESSION_SECRET ?? randomBytes(32).toString('base64url'),
     });
     if (wanted('build')) {
       await timed('build (next build)', () => {

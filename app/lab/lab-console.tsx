@@ -1,4 +1,5 @@
 'use client';
+import '@/lib/ui/zod-without-eval'; // before zod is used: the page's CSP forbids eval
 import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
 import { colourOf, KEY_STRATEGY_INFO, SWITCHES, stepName } from '@/lib/lab/layer-info';
 import {

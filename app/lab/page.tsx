@@ -1,11 +1,12 @@
 import type { Metadata } from 'next';
-import { cookies } from 'next/headers';
+import { cookies, headers } from 'next/headers';
 import { notFound } from 'next/navigation';
 import { env } from '@/lib/env';
+import { sessionIdOf } from '@/lib/http/session-cookie';
 import { getLabSettingsFor } from '@/lib/lab/settings-store';
 import { readTimeline, viewerOf } from '@/lib/lab/timeline';
 import { BANK_SETTLEMENT_WINDOW_MS, BANK_TIMEOUT_MS } from '@/lib/payments/bank';
-import { SESSION_COOKIE, SessionIdSchema, sessionScope } from '@/lib/session';
+import { sessionScope } from '@/lib/session';
 import { LabConsole } from './lab-console';
 
 export const metadata: Metadata = { title: 'Lab' };
@@ -14,8 +15,8 @@ export const dynamic = 'force-dynamic';
 export default async function LabPage() {
   if (!env().LAB_ENABLED) notFound();
   // My lab: this browser session's own switches and lanes (each attendee of a workshop has one).
-  const session = (await cookies()).get(SESSION_COOKIE)?.value ?? '';
-  const me = SessionIdSchema.safeParse(session).success ? sessionScope(session) : undefined;
+  const session = sessionIdOf(await cookies(), await headers());
+  const me = session ? sessionScope(session) : undefined;
   const [settings, events] = await Promise.all([
     getLabSettingsFor(me),
     readTimeline(undefined, 200, me ? viewerOf(me) : undefined),

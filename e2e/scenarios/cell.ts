@@ -201,11 +201,11 @@ export async function openCheckout(page: Page, orderNo: string): Promise<Locator
   return button;
 }
 
-/** The session id behind a browser context (its `sid` cookie). */
+/** The session id behind a browser context (its `sid` cookie is `<id>.<signature>`). */
 export async function sessionOf(context: BrowserContext): Promise<string> {
   const cookie = (await context.cookies()).find((c) => c.name === 'sid');
   if (!cookie) throw new Error('no session cookie');
-  return cookie.value;
+  return cookie.value.split('.')[0] ?? '';
 }
 
 let redis: Redis | undefined;

@@ -1,15 +1,10 @@
 // The caller of an API route: the X-Client-Id header for services, else the browser's session cookie.
-// Request keys and tokens are scoped by it, so one caller never sees another's.
+// Request keys and tokens are scoped by it, so one caller never sees another's. A cookie the server did not
+// sign (chosen, forged, from another secret) is no session: the request has no caller.
 import type { NextRequest } from 'next/server';
-import {
-  type CallerScope,
-  ClientIdSchema,
-  clientScope,
-  SESSION_COOKIE,
-  SessionIdSchema,
-  sessionScope,
-} from '../session.ts';
+import { type CallerScope, ClientIdSchema, clientScope, sessionScope } from '../session.ts';
 import { problem } from './problem.ts';
+import { sessionIdOf } from './session-cookie.ts';
 
 export function callerOf(request: NextRequest): { ok: true; caller: CallerScope } | { ok: false; response: Response } {
   const clientId = request.headers.get('x-client-id');
@@ -27,8 +22,8 @@ export function callerOf(request: NextRequest): { ok: true; caller: CallerScope 
     }
     return { ok: true, caller: clientScope(parsed.data) };
   }
-  const session = request.cookies.get(SESSION_COOKIE)?.value;
-  if (session && SessionIdSchema.safeParse(session).success) return { ok: true, caller: sessionScope(session) };
+  const session = sessionIdOf(request.cookies, request.headers);
+  if (session) return { ok: true, caller: sessionScope(session) };
   return {
     ok: false,
     response: problem(400, 'missing-caller', 'Who is calling?', {

@@ -270,6 +270,57 @@ export const PROBLEM_TYPES = {
     retry: 'after Retry-After',
     example: { title: 'No instance answered in time' },
   },
+  'method-not-allowed': {
+    name: 'Method not allowed',
+    status: 405,
+    means: 'This address exists, but does not take this method. The Allow header lists the methods it takes.',
+    todo: 'Use one of the methods in Allow (the API reference lists each operation).',
+    retry: 'after fixing the request',
+    example: {
+      title: 'Method not allowed',
+      detail: 'DELETE is not allowed here; allowed: POST, OPTIONS.',
+      allow: ['POST', 'OPTIONS'],
+    },
+  },
+  'bad-path': {
+    name: 'Malformed address',
+    status: 400,
+    means:
+      'The path holds a percent sign that does not begin a valid escape of UTF-8 bytes (`%E0%A4%A`, `%zz`, `%C0%AF`), so it names no page and no resource.',
+    todo: 'Percent-encode the path correctly (encodeURIComponent per segment).',
+    retry: 'after fixing the request',
+    example: { title: 'Malformed address', detail: 'The path is not valid percent-encoded UTF-8.' },
+  },
+  'cross-origin': {
+    name: 'Form posted from another site',
+    status: 403,
+    means:
+      'A server action (a form post) came from a page of another origin than the one it was sent to: the Origin header does not name the Host. This is what a cross-site request forgery looks like; it was not run.',
+    todo: 'Submit the form from this site’s own pages. Behind a reverse proxy, forward the Host header the browser sent.',
+    retry: 'no',
+    example: {
+      title: 'Form posted from another site',
+      detail: 'The form came from http://evil.example, not from this site.',
+    },
+  },
+  'malformed-action': {
+    name: 'Malformed form post',
+    status: 400,
+    means:
+      'A server action (a form post) whose body is not a form this app’s pages send: a multipart body that does not parse, or arguments that are not JSON. It was not run.',
+    todo: 'Submit the form from the page; reload it if it is old.',
+    retry: 'after reloading the page',
+    example: { title: 'Malformed form post', detail: 'The body is not a well-formed multipart/form-data form.' },
+  },
+  'host-not-allowed': {
+    name: 'Host not served here',
+    status: 421,
+    means:
+      'The Host header names a site this server does not serve. A name made to point at this machine by another site (DNS rebinding) is refused, so that site’s scripts cannot read its pages. Loopback, the address the app listens on (HOST) and ALLOWED_HOSTS are served.',
+    todo: 'Open the app by an address it serves; to serve another name, add it to ALLOWED_HOSTS.',
+    retry: 'no',
+    example: { title: 'Host not served here', detail: 'This server does not answer for attacker.example.' },
+  },
   internal: {
     name: 'Internal error',
     status: 500,

@@ -2,6 +2,7 @@
 
 import type { z } from 'zod';
 import { faultyService } from './faults.ts';
+import { hostAllowed } from './hosts.ts';
 import { type ProblemType, problemTypeUri } from './problem-types.ts';
 
 export type FieldError = { field: string; message: string };
@@ -65,6 +66,10 @@ export function withProblems<A extends unknown[]>(
   handler: (...args: A) => Promise<Response>,
 ): (...args: A) => Promise<Response> {
   return async (...args) => {
+    // DNS rebinding: a page of another site, its name pointed at this machine, may call the API as if it
+    // were its own; only the names this app serves are answered (pages: proxy.ts does the same).
+    const [request] = args;
+    if (request instanceof Request && !hostAllowed(request.headers.get('host'))) return hostRefused(request);
     try {
       return await handler(...args);
     } catch (error) {
@@ -84,4 +89,12 @@ export function withProblems<A extends unknown[]>(
       return problem(500, 'internal', 'Internal error', { detail: 'Something went wrong on our side.' });
     }
   };
+}
+
+/** 421 for a request naming a host this app does not serve. */
+export function hostRefused(request: Request): Response {
+  const host = request.headers.get('host');
+  return problem(421, 'host-not-allowed', 'Host not served here', {
+    detail: `This server does not answer for ${host ?? 'no host'}.`,
+  });
 }

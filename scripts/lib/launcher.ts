@@ -12,6 +12,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { env } from '../../lib/env.ts';
+import { ownAddresses } from '../../lib/http/hosts.ts';
 import { isExposed } from '../../lib/http/presenter.ts';
 import { DEFAULT_LAB_SETTINGS, type GatewaySettings, parseStoredLabSettings } from '../../lib/lab/settings.ts';
 import type { TimelineEvent } from '../../lib/lab/timeline-event.ts';
@@ -21,6 +22,7 @@ import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './next-ap
 import { ROOT } from './paths.ts';
 import { stopLeftover } from './processes.ts';
 import { startServices } from './services.ts';
+import { loadOrCreateSessionSecret } from './session-secret.ts';
 import { type Supervised, supervise } from './supervisor.ts';
 
 export type Plan = {
@@ -36,13 +38,23 @@ const log = (line: string) => console.log(`[demo] ${line}`);
  * Exposed to a room (HOST is not loopback), the presenter's actions need LAB_SECRET: one is made for this run
  * when none is set, and printed, with where attendees connect.
  */
+/** Where attendees connect: this machine's addresses (when listening on all of them), or HOST. */
+function addresses(host: string): string {
+  const port = env().PORT;
+  const all = ownAddresses().filter((address) => !address.startsWith('127.') && address !== '[::1]');
+  const names = ['0.0.0.0', '::', '[::]'].includes(host) ? all.filter((address) => !address.startsWith('[')) : [host];
+  return names.length > 0
+    ? names.map((name) => `http://${name}:${port}/`).join(' or ')
+    : `port ${port} of this machine`;
+}
+
 function roomSettings(host: string, secret: string | undefined, single: boolean) {
   if (!isExposed(host) || !single) return { env: {}, lines: [] as string[] };
   const labSecret = secret ?? randomBytes(18).toString('base64url');
   return {
     env: { LAB_SECRET: labSecret },
     lines: [
-      `exposed on ${host}: attendees open http://<this machine's address>:${env().PORT}/ (each gets a lab of their own)`,
+      `exposed on ${host}: attendees open ${addresses(host)} (each gets a lab of their own)`,
       `presenter: /lab/room with the lab secret ${secret ? 'you set (LAB_SECRET)' : labSecret}`,
     ],
   };
@@ -82,7 +94,13 @@ export async function launch(plan: Plan): Promise<void> {
   try {
     const applied = await applyMigrations(services.databaseUrl);
     log(applied.length > 0 ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
-    const appEnv = nextEnv({ DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl });
+    // Every instance signs sessions with the same key, kept across restarts (SESSION_SECRET, or the data folder's).
+    const sessionSecret = config.SESSION_SECRET ?? demoSessionSecret(path.resolve(ROOT, config.DATA_DIR, 'demo'));
+    const appEnv = nextEnv({
+      DATABASE_URL: services.databaseUrl,
+      REDIS_URL: services.redisUrl,
+      SESSION_SECRET: sessionSecret,
+    });
     if (buildIsStale()) {
       log('building the app (once, about a minute)...');
       buildApp(appEnv);
@@ -135,6 +153,13 @@ export async function launch(plan: Plan): Promise<void> {
     await services.stop();
     throw error;
   }
+}
+
+function demoSessionSecret(dataDir: string): string {
+  const file = path.join(dataDir, 'session-secret');
+  const { secret, created } = loadOrCreateSessionSecret(file);
+  if (created) log(`made a session secret: ${path.relative(ROOT, file)} (SESSION_SECRET overrides it)`);
+  return secret;
 }
 
 function startWorker(workerEnv: NodeJS.ProcessEnv) {

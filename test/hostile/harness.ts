@@ -2,6 +2,7 @@
 // its own so that its reconciler and their row counts see nobody else's orders), the servers they stop
 // and start, and the one check every response of the hostile run must pass: no stack trace, no secret.
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
 import type { Layers } from '../../lib/lab/settings.ts';
@@ -36,6 +37,12 @@ export function labFor(layers: Layers, bankLatencyMs = 0) {
     },
   };
 }
+
+/**
+ * The key every app of this test file signs sessions with (npm test passes one per run): an app restarted
+ * mid-test keeps its sessions, and a test can sign a cookie of its own.
+ */
+export const SESSION_SECRET = process.env.SESSION_SECRET ?? randomBytes(32).toString('base64url');
 
 /** A new, migrated database on the test PostgreSQL server (or on `serverUrl`). */
 export async function ownDatabase(name: string, serverUrl = process.env.DATABASE_URL ?? ''): Promise<string> {
@@ -74,7 +81,7 @@ export async function startTestApp(options: {
   labEnabled?: boolean;
   /** Short, so that a claim left by a killed process runs out within a test. */
   leaseMs?: number;
-  /** More configuration (lib/env.ts): an exposed HOST, a LAB_SECRET, rate limits. */
+  /** More configuration (lib/env.ts): an exposed HOST, a LAB_SECRET, ALLOWED_HOSTS, rate limits. */
   env?: Record<string, string>;
 }): Promise<App> {
   const child = startApp({
@@ -86,6 +93,7 @@ export async function startTestApp(options: {
       INSTANCE_NAME: options.instanceName,
       LAB_ENABLED: String(options.labEnabled ?? true),
       REQUEST_KEY_LEASE_MS: String(options.leaseMs ?? 3_000),
+      SESSION_SECRET,
       ...options.env,
     }),
     capture: true,
@@ -179,7 +187,8 @@ export async function send(url: string, init: RequestInit = {}): Promise<Answer>
   };
 }
 
-function expectNoLeak(what: string, headers: Headers, text: string): void {
+/** No stack trace, no path on the server's disk, no database password: in any header or the body. */
+export function expectNoLeak(what: string, headers: Headers, text: string): void {
   const all = `${[...headers].map(([name, value]) => `${name}: ${value}`).join('\n')}\n\n${text}`;
   const credentials = databaseCredentials();
   if (credentials) expect(all.includes(credentials), `${what}: carries the database password`).toBe(false);

@@ -211,3 +211,58 @@ export const badStreamId = fc.oneof(
   anyText.filter((text) => !/^\d+-\d+$/.test(text)),
   fc.constantFrom('1-', '-1', '1', '1--1', '1-2-3', ' 1-1', '1-1 ', '１-１', '٣-٣', '0x1-1', '1e3-1', '+1-1', '1.5-1'),
 );
+
+/** Whether a path segment fails to decode (the platform's own rule: a broken escape, or bytes that are not UTF-8). */
+const undecodable = (text: string) => {
+  try {
+    decodeURIComponent(text);
+    return false;
+  } catch {
+    return true;
+  }
+};
+const percentByte = (min: number, max: number) =>
+  fc.integer({ min, max }).map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`);
+/** Letters that are not hex digits: text around a fault that cannot complete an escape. */
+const plain = fc.string({ unit: fc.constantFrom(...'ghijklmnopqrstuvwxyz_-.'), maxLength: 8 });
+
+/**
+ * A path segment that is not valid percent-encoding: a '%' without two hex digits after it, a continuation
+ * byte alone, a lead byte cut short, an overlong form, a surrogate, a byte UTF-8 never uses.
+ */
+export const undecodableSegment = fc
+  .tuple(
+    plain,
+    fc.oneof(
+      fc.constantFrom('%', '%%', '%z', '%zz', '%G0', '%E0%A4%A', '%C0%AF', '%C1%BF', '%ED%A0%80', '%F4%90%80%80'),
+      percentByte(0x80, 0xbf),
+      percentByte(0xf5, 0xff),
+      fc.tuple(percentByte(0xc2, 0xf4), fc.constantFrom('', '%41', '%C2')).map(([lead, next]) => `${lead}${next}`),
+      fc.constantFrom(...'0123456789ABCDEFabcdef').map((digit) => `%${digit}`),
+    ),
+    plain,
+  )
+  .map(([before, fault, after]) => `${before}${fault}${after}`)
+  .filter(undecodable);
+
+const COOKIE_OCTET = [..."!#$%&'()*+-./0123456789:<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~"];
+const BASE64URL = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-'];
+
+/**
+ * A session cookie the server did not sign: an id of the client's choosing (the old, unsigned format), an id
+ * with a guessed signature, the right shape with a wrong separator, or any cookie text at all.
+ */
+export const forgedSessionCookie = fc.oneof(
+  fc.string({ unit: fc.constantFrom(...BASE64URL), minLength: 22, maxLength: 22 }),
+  fc
+    .tuple(
+      fc.string({ unit: fc.constantFrom(...BASE64URL), minLength: 22, maxLength: 22 }),
+      fc.string({ unit: fc.constantFrom(...BASE64URL), minLength: 43, maxLength: 43 }),
+      fc.constantFrom('.', '.', '.', ':', '|', ''),
+    )
+    .map(([id, signature, separator]) => `${id}${separator}${signature}`),
+  fc.string({ unit: fc.constantFrom(...COOKIE_OCTET), maxLength: 120 }),
+);
+
+/** The methods an API route may export; a route answers those it does not take with 405. */
+export const routeMethod = fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE');

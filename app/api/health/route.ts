@@ -1,9 +1,12 @@
 import { checkHealth } from '@/lib/health';
-import { json, problem } from '@/lib/http/problem';
+import { hostAllowed } from '@/lib/http/hosts';
+import { otherMethods } from '@/lib/http/methods';
+import { hostRefused, json, problem } from '@/lib/http/problem';
 
 export const dynamic = 'force-dynamic';
 
-export async function GET(): Promise<Response> {
+export async function GET(request: Request): Promise<Response> {
+  if (!hostAllowed(request.headers.get('host'))) return hostRefused(request);
   const health = await checkHealth();
   const down = Object.entries(health)
     .filter(([, state]) => state === 'down')
@@ -14,3 +17,6 @@ export async function GET(): Promise<Response> {
     ...health,
   });
 }
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

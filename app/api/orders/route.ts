@@ -5,13 +5,14 @@ import { CreateOrderSchema } from '@/lib/http/api-schemas';
 import { readJsonBody } from '@/lib/http/body';
 import { callerOf } from '@/lib/http/caller';
 import { keyProblem, keyReusedProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
+import { otherMethods } from '@/lib/http/methods';
 import { RETRY_AFTER_SECONDS } from '@/lib/http/payment-response';
 import { crashFaultsIn, isExposed, isPresenter, presenterOnly } from '@/lib/http/presenter';
 import { json, problem, withProblems } from '@/lib/http/problem';
 import { limitRate, rateKeyOf } from '@/lib/http/rate-limit';
 import { refuseCrossSite } from '@/lib/http/same-origin';
+import { sessionIdOf } from '@/lib/http/session-cookie';
 import { createOrder, createOrderOnce, OrderSummarySchema } from '@/lib/payments/orders';
-import { SESSION_COOKIE } from '@/lib/session';
 
 /**
  * Creates an order. With an Idempotency-Key (optional here), at most once per key: a retry gets the first
@@ -25,7 +26,7 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   if (key && !key.ok) return keyProblem(key);
   // The order belongs to the caller that names itself (X-Client-Id, or a browser's session). A key is scoped
   // to its caller, so a keyed request must name one; an unkeyed one that names none makes an open order.
-  const named = request.headers.has('x-client-id') || request.cookies.has(SESSION_COOKIE);
+  const named = request.headers.has('x-client-id') || sessionIdOf(request.cookies, request.headers) !== undefined;
   const who = key || named ? callerOf(request) : undefined;
   if (who && !who.ok) return who.response;
   const owner = who?.ok ? who.caller : undefined;
@@ -74,3 +75,6 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
       return keyReusedProblem(result.usedOn, 'order');
   }
 });
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

@@ -3,6 +3,7 @@ import { PaymentRequestSchema } from '@/lib/http/api-schemas';
 import { readJsonBody } from '@/lib/http/body';
 import { callerOf } from '@/lib/http/caller';
 import { keyProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
+import { otherMethods } from '@/lib/http/methods';
 import { paymentResponse } from '@/lib/http/payment-response';
 import { problem, withProblems } from '@/lib/http/problem';
 import { limitRate } from '@/lib/http/rate-limit';
@@ -61,3 +62,6 @@ const handle = withProblems(async (request: NextRequest, requestId: string): Pro
   });
   return paymentResponse(result);
 });
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

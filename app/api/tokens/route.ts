@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { issueCheckoutToken } from '@/lib/defences/checkout-token';
 import { env } from '@/lib/env';
 import { callerOf } from '@/lib/http/caller';
+import { otherMethods } from '@/lib/http/methods';
 import { json, problem, validationProblem, withProblems } from '@/lib/http/problem';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { orderUsableBy } from '@/lib/payments/orders';
@@ -25,3 +26,6 @@ export const GET = withProblems(async (request: NextRequest): Promise<Response> 
   );
   return json({ token, expiresAt: expiresAt.toISOString() });
 });
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -1,16 +1,17 @@
 'use server';
 // The Pay button's server action: parse, run the same pipeline as the API, map the result to a state.
 // A public POST endpoint like any other: everything is validated again here.
-import { cookies } from 'next/headers';
+import { cookies, headers } from 'next/headers';
 import { z } from 'zod';
 import { issueCheckoutToken } from '@/lib/defences/checkout-token';
 import { env } from '@/lib/env';
 import { faultyService } from '@/lib/http/faults';
 import { limitRate } from '@/lib/http/rate-limit';
+import { sessionIdOf } from '@/lib/http/session-cookie';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderOutcome } from '@/lib/payments/orders';
 import { pay } from '@/lib/payments/pay';
-import { SESSION_COOKIE, SessionIdSchema, sessionScope } from '@/lib/session';
+import { sessionScope } from '@/lib/session';
 import type { PayState } from './pay-state';
 
 const PayFormSchema = z.object({
@@ -40,8 +41,9 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
     return { status: 'invalid', errors };
   }
   const { orderNo, token, submittedAt, submitKey } = parsed.data;
-  const session = (await cookies()).get(SESSION_COOKIE)?.value;
-  if (!session || !SessionIdSchema.safeParse(session).success) {
+  // A cookie the server did not sign is no session (proxy.ts gives a fresh one to the next page load).
+  const session = sessionIdOf(await cookies(), await headers());
+  if (!session) {
     return { status: 'invalid', errors: { token: 'your session has expired: reload the page' } };
   }
   const caller = sessionScope(session);

@@ -1,14 +1,15 @@
 import type { Metadata } from 'next';
-import { cookies } from 'next/headers';
+import { cookies, headers } from 'next/headers';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { issueCheckoutToken } from '@/lib/defences/checkout-token';
 import { env } from '@/lib/env';
 import { formatCents } from '@/lib/format';
+import { sessionIdOf } from '@/lib/http/session-cookie';
 import { getOrderLabSettings } from '@/lib/lab/settings-store';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderView, joinLinkFor, joinOrder } from '@/lib/payments/orders';
-import { SESSION_COOKIE, SessionIdSchema, sessionScope } from '@/lib/session';
+import { sessionScope } from '@/lib/session';
 import { CheckoutForm } from './checkout-form';
 import { LiveOrder } from './live-order';
 
@@ -17,8 +18,8 @@ export const metadata: Metadata = { title: 'Checkout' };
 export default async function CheckoutPage({ params, searchParams }: PageProps<'/checkout/[orderNo]'>) {
   const { orderNo } = await params;
   if (!OrderNoSchema.safeParse(orderNo).success) notFound();
-  const session = (await cookies()).get(SESSION_COOKIE)?.value ?? '';
-  const caller = SessionIdSchema.safeParse(session).success ? sessionScope(session) : undefined;
+  const session = sessionIdOf(await cookies(), await headers());
+  const caller = session ? sessionScope(session) : undefined;
   // The order's link, opened on another device of the customer: that session may pay it too.
   const { join } = await searchParams;
   if (caller && typeof join === 'string' && /^[A-Za-z0-9_-]{22}$/.test(join)) await joinOrder(orderNo, join, caller);

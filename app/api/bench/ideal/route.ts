@@ -1,5 +1,6 @@
 import { idealPayment } from '@/lib/bench/ideal';
 import { env } from '@/lib/env';
+import { otherMethods } from '@/lib/http/methods';
 
 /** The benchmark's yardstick: the minimum guard work by hand (lib/bench/ideal.ts). */
 export async function POST(request: Request): Promise<Response> {
@@ -8,3 +9,6 @@ export async function POST(request: Request): Promise<Response> {
   const { status, body } = await idealPayment(orderNo, amountCents, request.headers.get('idempotency-key') ?? orderNo);
   return Response.json(body, { status });
 }
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

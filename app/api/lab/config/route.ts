@@ -2,6 +2,7 @@ import type { NextRequest } from 'next/server';
 import { readJsonBody } from '@/lib/http/body';
 import { callerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
+import { otherMethods } from '@/lib/http/methods';
 import { crashFaultsIn, isExposed, isPresenter, presenterOnly } from '@/lib/http/presenter';
 import { json, problem, withProblems } from '@/lib/http/problem';
 import { refuseCrossSite } from '@/lib/http/same-origin';
@@ -61,3 +62,6 @@ export const PUT = withProblems(async (request: NextRequest): Promise<Response> 
   const settings = session ? await updateMyLabSettings(session, body.value) : await updateLabSettings(body.value);
   return json(settings, 200, { 'x-lab-scope': session ? 'mine' : 'global' });
 });
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { POST, PATCH, DELETE, OPTIONS } = otherMethods('GET', 'PUT');

@@ -1,6 +1,7 @@
 import type { NextRequest } from 'next/server';
 import { callerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
+import { otherMethods } from '@/lib/http/methods';
 import { isPresenter, presenterOnly } from '@/lib/http/presenter';
 import { json, withProblems } from '@/lib/http/problem';
 import { refuseCrossSite } from '@/lib/http/same-origin';
@@ -16,3 +17,6 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   if (!isPresenter(request)) return presenterOnly('Resetting the global lab settings');
   return json(await resetLabSettings(), 200, { 'x-lab-scope': 'global' });
 });
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

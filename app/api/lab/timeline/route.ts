@@ -2,6 +2,7 @@ import type { NextRequest } from 'next/server';
 import { z } from 'zod';
 import { callerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
+import { otherMethods } from '@/lib/http/methods';
 import { isPresenter, presenterOnly } from '@/lib/http/presenter';
 import { json, validationProblem, withProblems } from '@/lib/http/problem';
 import { refuseCrossSite } from '@/lib/http/same-origin';
@@ -9,11 +10,18 @@ import { clearTimeline, readTimeline, viewerOf } from '@/lib/lab/timeline';
 
 const MAX_U64 = 2n ** 64n - 1n;
 
-/** A Redis stream id: two unsigned 64-bit integers ("1796005479337-0"); Redis refuses anything larger. */
+/**
+ * A Redis stream id: two unsigned 64-bit integers ("1796005479337-0"); Redis refuses anything larger. `after`
+ * is exclusive, and nothing comes after the largest id: Redis refuses "(18446744073709551615-18446744073709551615".
+ */
 const StreamIdSchema = z.string().refine(
   // One check: Zod runs every refinement even after a failed regex, and BigInt throws on non-digits.
-  (id) => /^\d{1,20}-\d{1,20}$/.test(id) && id.split('-').every((part) => BigInt(part) <= MAX_U64),
-  { message: 'must be a stream id' },
+  (id) => {
+    if (!/^\d{1,20}-\d{1,20}$/.test(id)) return false;
+    const parts = id.split('-').map((part) => BigInt(part));
+    return parts.every((part) => part <= MAX_U64) && !parts.every((part) => part === MAX_U64);
+  },
+  { message: 'must be a stream id below the largest one' },
 );
 
 const QuerySchema = z.object({ after: StreamIdSchema.optional() });
@@ -42,3 +50,6 @@ export const DELETE = withProblems(async (request: NextRequest): Promise<Respons
   await clearTimeline();
   return new Response(null, { status: 204 });
 });
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { POST, PUT, PATCH, OPTIONS } = otherMethods('GET', 'DELETE');

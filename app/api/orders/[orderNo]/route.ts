@@ -1,5 +1,6 @@
 import type { NextRequest } from 'next/server';
 import { callerOf } from '@/lib/http/caller';
+import { otherMethods } from '@/lib/http/methods';
 import { json, problem, withProblems } from '@/lib/http/problem';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderView } from '@/lib/payments/orders';
@@ -15,3 +16,6 @@ export const GET = withProblems(
     return json(order);
   },
 );
+
+/** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');
