@@ -182,6 +182,21 @@ export async function payOnce(
   return { status: response.status(), headers: response.headers() };
 }
 
+/** A well-behaved client's last answer: on 409 it waits as Retry-After says and asks again, with its key. */
+export async function retryUntilFinal(
+  request: APIRequestContext,
+  orderNo: string,
+  caller: { key: string; client: string },
+  attempts = 15,
+): Promise<Answer> {
+  let answer = await payOnce(request, orderNo, caller);
+  for (let attempt = 2; attempt <= attempts && answer.status === 409; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, Number(answer.headers['retry-after'] ?? '1') * 1000));
+    answer = await payOnce(request, orderNo, caller);
+  }
+  return answer;
+}
+
 export function categorizeAnswer(answer: Answer): Sees {
   return categorizeResponse(answer.status, answer.headers);
 }

@@ -1,7 +1,7 @@
 // The recovery path: a claim that dies (an attempt that stalls past its lease, to everyone else dead) and
 // a bank that charges after the merchant gave up. Service calls, as a client library would make them.
 import type { APIRequestContext } from '@playwright/test';
-import { type Answer, categorizeAnswer, payOnce, scenario } from './cell';
+import { type Answer, categorizeAnswer, payOnce, retryUntilFinal, scenario } from './cell';
 import type { Sees } from './matrix';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -43,11 +43,6 @@ function loserSees(seen: Sees[]): Sees {
 }
 
 /** A well-behaved client: one key; on 409 it waits as Retry-After says and asks again. */
-async function payUntilAnswered(request: APIRequestContext, orderNo: string, key: string): Promise<Sees> {
-  for (let attempt = 1; attempt <= 15; attempt++) {
-    const answer = await payOnce(request, orderNo, { key, client: 'shop-backend' });
-    if (answer.status !== 409) return categorizeAnswer(answer);
-    await sleep(Number(answer.headers['retry-after'] ?? '1') * 1000);
-  }
-  return 'in progress';
+function payUntilAnswered(request: APIRequestContext, orderNo: string, key: string): Promise<Sees> {
+  return retryUntilFinal(request, orderNo, { key, client: 'shop-backend' }).then(categorizeAnswer);
 }

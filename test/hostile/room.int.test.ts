@@ -22,7 +22,7 @@ beforeAll(async () => {
   savedLab = await redis.get('lab:config');
   const databaseUrl = await ownDatabase('payonce_hostile_room');
   app = await startTestApp({
-    port: hostilePort(3136),
+    port: hostilePort(3137),
     databaseUrl,
     redisUrl: process.env.REDIS_URL ?? '',
     instanceName: 'hostile-room',
