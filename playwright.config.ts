@@ -37,15 +37,8 @@ export default defineConfig({
     },
   },
   projects: [
-    // Every spec that keeps to its own orders: in parallel.
-    { name: 'chromium', use: { ...devices['Desktop Chrome'] }, testIgnore: [/lab-global/, /docs-screenshots/] },
-    // Specs that change the global lab settings: after the others, one at a time.
-    {
-      name: 'lab-global',
-      use: { ...devices['Desktop Chrome'] },
-      testMatch: /lab-global\.spec\.ts/,
-      dependencies: ['chromium'],
-    },
+    // Every spec keeps to its own orders and its own browser's lab: all in parallel.
+    { name: 'chromium', use: { ...devices['Desktop Chrome'] }, testIgnore: [/docs-screenshots/] },
     // `npm run docs:screenshots` only.
     { name: 'screenshots', use: { ...devices['Desktop Chrome'] }, testMatch: /docs-screenshots\.spec\.ts/ },
   ],

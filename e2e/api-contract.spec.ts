@@ -2,7 +2,8 @@
 // have the status the example documents, a body that validates against that status's documented schema
 // (Ajv, JSON Schema 2020-12, as OpenAPI 3.1 uses), and every header the document marks required.
 // The lab's state-changing operations (PUT config, reset, DELETE timeline) are left out: they would change
-// the settings and the timeline other specs running in parallel rely on; lab-global.spec.ts covers them.
+// the global settings and the timeline other specs running in parallel rely on; lab-page.spec.ts and the
+// hostile room test cover them.
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';

@@ -2,6 +2,7 @@
 // switching every defence off changes their own checkouts only; each lab shows its own lanes; the presenter's
 // room shows everyone's, and counts the double charge.
 import type { Browser, Page } from '@playwright/test';
+import { SWITCHES } from '../lib/lab/layer-info';
 import { CheckoutPage, chargeCount, expect, test } from './fixtures';
 
 async function attendee(browser: Browser) {
@@ -27,14 +28,7 @@ test('each attendee has a lab of their own; the room sees everyone', async ({ br
 
   // A switches everything off in A's lab.
   await a.page.goto('/lab');
-  for (const name of [
-    'Pending UI',
-    'One-time token',
-    'Request key',
-    'State machine',
-    'Unique constraint',
-    'Bank key',
-  ]) {
+  for (const { name } of SWITCHES) {
     const toggle = a.page.getByRole('switch', { name: new RegExp(name) });
     await expect(toggle).toBeEnabled();
     await toggle.uncheck();

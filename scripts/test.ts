@@ -139,9 +139,7 @@ async function main(): Promise<number> {
     }
     const playwright = (args: string[]) => run(npx('playwright'), ['test', ...args, ...passThrough], env);
     if (wanted('e2e')) {
-      await timed('end to end, scenarios included (Playwright)', () =>
-        playwright(['--project=chromium', '--project=lab-global']),
-      );
+      await timed('end to end, scenarios included (Playwright)', () => playwright(['--project=chromium']));
     }
     if (wanted('scenarios')) {
       await timed('scenario matrix (Playwright)', () => playwright(['--project=chromium', 'e2e/scenarios']));

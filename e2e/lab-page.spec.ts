@@ -1,13 +1,8 @@
-// These tests change the global lab settings, so they run on their own, after every other spec
-// (playwright.config.ts: project "lab-global").
+// The lab page: its switches and settings, across the tabs of one browser. Each browser session has a lab
+// of its own, so these tests change only their own and run beside every other spec (the global settings,
+// the presenter's, are tested by test/hostile/room.int.test.ts).
 import type { Page } from '@playwright/test';
 import { CheckoutPage, chargeCount, expect, test } from './fixtures';
-
-test.describe.configure({ mode: 'serial' });
-
-test.afterEach(async ({ request }) => {
-  await request.post('/api/lab/reset');
-});
 
 async function newOrderFromHome(page: Page): Promise<string> {
   await page.goto('/');
@@ -18,12 +13,12 @@ async function newOrderFromHome(page: Page): Promise<string> {
 
 const switchNamed = (page: Page, name: string) => page.getByRole('switch', { name: new RegExp(name) });
 
-test('the lab switches change behaviour without a restart, in every open tab', async ({ context, request }) => {
-  await request.post('/api/lab/reset');
-  await request.put('/api/lab/config', { data: { faults: { bankLatencyMs: 800 } } });
+test('the lab switches change behaviour without a restart, in every open tab', async ({ context }) => {
   const labA = await context.newPage();
   const labB = await context.newPage();
   await labA.goto('/lab');
+  // This browser's lab: a slow bank, so the double click below has time to be a double.
+  await labA.request.put('/api/lab/config', { data: { faults: { bankLatencyMs: 800 } } });
   await labB.goto('/lab');
 
   // A checkout already open in its own tab, before anything is switched off.
@@ -64,7 +59,6 @@ test('the lab switches change behaviour without a restart, in every open tab', a
 });
 
 test('the lease and the recovery faults are lab settings, saved from the lab page', async ({ page, request }) => {
-  await request.post('/api/lab/reset');
   await page.goto('/lab');
   const lease = page.getByLabel('Lease (ms)');
   await expect(lease).toBeEnabled();
@@ -93,7 +87,6 @@ test('layer 2’s key strategy is chosen on the lab page, each explained in a se
   page,
   request,
 }) => {
-  await request.post('/api/lab/reset');
   await page.goto('/lab');
   const strategies = page.getByRole('group', { name: 'Layer 2’s key' });
   await expect(strategies.getByRole('radio')).toHaveCount(3);
@@ -109,8 +102,11 @@ test('layer 2’s key strategy is chosen on the lab page, each explained in a se
   expect((await (await page.request.post('/api/lab/reset')).json()).keys).toEqual({ strategy: 'business' });
 });
 
-test('GET /api/lab/config returns the whole; PUT merges a partial change', async ({ request }) => {
+test('GET /api/lab/config returns the whole; PUT merges a partial change', async ({ page }) => {
+  await page.goto('/lab'); // a session: its own lab
+  const request = page.request;
   const put = await request.put('/api/lab/config', { data: { layers: { token: false } } });
+  expect(put.headers()['x-lab-scope']).toBe('mine');
   expect(put.status()).toBe(200);
   const body = await put.json();
   expect(body.layers).toEqual({
