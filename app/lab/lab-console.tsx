@@ -60,20 +60,30 @@ export function LabConsole({
   const [hydrated, setHydrated] = useState(false);
   useEffect(() => setHydrated(true), []);
   const [error, setError] = useState<string>();
-  // Every write bumps the generation; a poll that started before the last write is stale and dropped,
-  // so a switch never flickers back. Other tabs' changes arrive with the next poll.
+  // Every write bumps the generation; a poll that started before the last write, or while a write is still
+  // on its way (it may read the settings from before it), is stale and dropped, so a switch never flickers
+  // back. Other tabs' changes arrive with the next poll.
   const generation = useRef(0);
+  const writing = useRef(0);
 
   useEvery(1500, async () => {
+    if (writing.current > 0) return;
     const started = generation.current;
     const response = await fetch(`/api/lab/config${global}`, { cache: 'no-store' });
-    if (response.ok && started === generation.current) setSettings((await response.json()) as LabSettings);
+    if (response.ok && started === generation.current && writing.current === 0) {
+      setSettings((await response.json()) as LabSettings);
+    }
   });
 
   const send = async (url: string, init: RequestInit) => {
     const mine = ++generation.current;
     setError(undefined);
-    const response = await fetch(url, init).catch(() => undefined);
+    writing.current += 1;
+    const response = await fetch(url, init)
+      .catch(() => undefined)
+      .finally(() => {
+        writing.current -= 1;
+      });
     // A newer change was made meanwhile: its answer, which includes this one, is the one to show.
     if (mine !== generation.current) return;
     generation.current += 1;

@@ -103,7 +103,7 @@ export const SCENARIOS: Scenario[] = [
     // A refreshed page gets a new token and a fresh button: layers 0 and 1 cannot see the first request.
     stoppedBy: WHILE_RUNNING,
     unstopped: 'paid',
-    bankLatencyMs: 1_500,
+    bankLatencyMs: 2_500, // the refreshed page renders on the server: the first payment must still be running
   },
   {
     id: 'back-button',
