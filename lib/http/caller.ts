@@ -32,3 +32,13 @@ export function callerOf(request: NextRequest): { ok: true; caller: CallerScope 
     }),
   };
 }
+
+/**
+ * The browser session behind a request that names no X-Client-Id: whose own lab it reads and changes. A
+ * service (or a request that names nobody) has none.
+ */
+export function sessionCallerOf(request: NextRequest): CallerScope | undefined {
+  if (request.headers.has('x-client-id')) return undefined;
+  const session = sessionIdOf(request.cookies, request.headers);
+  return session ? sessionScope(session) : undefined;
+}

@@ -1,6 +1,6 @@
 import type { NextRequest } from 'next/server';
 import { readJsonBody } from '@/lib/http/body';
-import { callerOf } from '@/lib/http/caller';
+import { callerOf, sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
 import { crashFaultsIn, isExposed, isPresenter, presenterOnly } from '@/lib/http/presenter';
@@ -24,8 +24,7 @@ import type { CallerScope } from '@/lib/session';
  */
 function scopeOf(request: NextRequest): { session?: CallerScope } {
   if (request.nextUrl.searchParams.get('scope') === 'global') return {};
-  const who = callerOf(request);
-  return who.ok && who.caller.startsWith('s.') ? { session: who.caller } : {};
+  return { session: sessionCallerOf(request) };
 }
 
 /** My lab (or the global one); with `?orderNo=`, the settings that order runs with (its own win). */

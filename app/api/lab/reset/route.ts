@@ -1,5 +1,5 @@
 import type { NextRequest } from 'next/server';
-import { callerOf } from '@/lib/http/caller';
+import { sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
 import { isPresenter, presenterOnly } from '@/lib/http/presenter';
@@ -11,9 +11,8 @@ import { resetLabSettings, resetMyLabSettings } from '@/lib/lab/settings-store';
 export const POST = withProblems(async (request: NextRequest): Promise<Response> => {
   const disabled = labDisabled() ?? refuseCrossSite(request);
   if (disabled) return disabled;
-  const who = callerOf(request);
-  const global = request.nextUrl.searchParams.get('scope') === 'global' || !(who.ok && who.caller.startsWith('s.'));
-  if (!global && who.ok) return json(await resetMyLabSettings(who.caller), 200, { 'x-lab-scope': 'mine' });
+  const session = request.nextUrl.searchParams.get('scope') === 'global' ? undefined : sessionCallerOf(request);
+  if (session) return json(await resetMyLabSettings(session), 200, { 'x-lab-scope': 'mine' });
   if (!isPresenter(request)) return presenterOnly('Resetting the global lab settings');
   return json(await resetLabSettings(), 200, { 'x-lab-scope': 'global' });
 });

@@ -1,6 +1,6 @@
 import type { NextRequest } from 'next/server';
 import { z } from 'zod';
-import { callerOf } from '@/lib/http/caller';
+import { sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
 import { isPresenter, presenterOnly } from '@/lib/http/presenter';
@@ -36,11 +36,9 @@ export const GET = withProblems(async (request: NextRequest): Promise<Response> 
   if (disabled) return disabled;
   const query = QuerySchema.safeParse({ after: request.nextUrl.searchParams.get('after') ?? undefined });
   if (!query.success) return validationProblem(query.error);
-  const who = callerOf(request);
-  const session = who.ok && who.caller.startsWith('s.') ? who.caller : undefined;
-  const room = request.nextUrl.searchParams.get('scope') === 'room' || !session;
-  if (room && !isPresenter(request)) return presenterOnly('Reading everyone’s timeline');
-  return json({ events: await readTimeline(query.data.after, 200, room || !session ? undefined : viewerOf(session)) });
+  const session = request.nextUrl.searchParams.get('scope') === 'room' ? undefined : sessionCallerOf(request);
+  if (!session && !isPresenter(request)) return presenterOnly('Reading everyone’s timeline');
+  return json({ events: await readTimeline(query.data.after, 200, session ? viewerOf(session) : undefined) });
 });
 
 export const DELETE = withProblems(async (request: NextRequest): Promise<Response> => {
