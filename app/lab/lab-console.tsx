@@ -70,9 +70,9 @@ export function LabConsole({
     if (writing.current > 0) return;
     const started = generation.current;
     const response = await fetch(`/api/lab/config${global}`, { cache: 'no-store' });
-    if (response.ok && started === generation.current && writing.current === 0) {
-      setSettings((await response.json()) as LabSettings);
-    }
+    const fresh = response.ok ? ((await response.json()) as LabSettings) : undefined;
+    // Judged after the body has arrived: a change made while it was read would otherwise be undone.
+    if (fresh && started === generation.current && writing.current === 0) setSettings(fresh);
   });
 
   const send = async (url: string, init: RequestInit) => {
@@ -84,10 +84,12 @@ export function LabConsole({
       .finally(() => {
         writing.current -= 1;
       });
-    // A newer change was made meanwhile: its answer, which includes this one, is the one to show.
+    const saved = response?.ok ? ((await response.json()) as LabSettings) : undefined;
+    // A newer change was made meanwhile (judged after the body has arrived, or a click made while it was
+    // read would be undone): its answer, which includes this one, is the one to show.
     if (mine !== generation.current) return;
     generation.current += 1;
-    if (response?.ok) setSettings((await response.json()) as LabSettings);
+    if (saved) setSettings(saved);
     else setError('The change was not saved: is the app running?');
   };
   const change = (patch: LabSettingsPatch) => {
