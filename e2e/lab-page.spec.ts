@@ -126,6 +126,7 @@ test('GET /api/lab/config returns the whole; PUT merges a partial change', async
     stallBeforeBankMs: 0,
     bankLateChargeMs: 0,
     crashBeforeCharge: false,
+    dropResponse: false,
   });
   expect(body.claims).toEqual({ leaseMs: 30_000 });
   expect(body.keys).toEqual({ strategy: 'business' });

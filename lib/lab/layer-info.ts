@@ -1,5 +1,6 @@
 // Names and colours of the defences, shared by the checkout, the lab and the timeline (pure, browser-safe).
-import type { KeyStrategy } from './settings.ts';
+import { DEFAULT_LEASE_MS } from './constants.ts';
+import type { KeyStrategy, LabSettings } from './settings.ts';
 import type { TimelineStep } from './timeline-event.ts';
 
 export type Switch = 'pendingUi' | 'token' | 'requestKey' | 'stateMachine' | 'uniqueConstraint' | 'bankKey';
@@ -95,4 +96,26 @@ export function answererName(answeredBy: string): string {
   const layer = SWITCHES.find((s) => s.key === answeredBy);
   if (layer) return `layer ${layer.number}, ${layer.name.toLowerCase()}`;
   return answeredBy === 'reconciler' ? 'the reconciler (it asked the bank)' : 'the bank';
+}
+
+/**
+ * The faults that are on, each in a few words (the checkout's chips, the lab's summary): what an attendee
+ * must know is rigged before reading the outcome. Empty when the bank and the app behave.
+ */
+export function activeFaults(settings: Pick<LabSettings, 'faults' | 'claims'>): string[] {
+  const { faults } = settings;
+  const ms = (value: number) => `${value.toLocaleString('en-GB')} ms`;
+  return [
+    faults.bankLatencyMs > 0 ? `bank latency ${ms(faults.bankLatencyMs)}` : '',
+    faults.bankFailure === 'decline' ? 'the bank declines the card' : '',
+    faults.bankFailure === 'error' ? 'bank error before charging' : '',
+    faults.bankTimeoutAfterCharge ? 'charge, then time out' : '',
+    faults.bankLateChargeMs > 0 ? `late charge ${ms(faults.bankLateChargeMs)}` : '',
+    faults.stallBeforeBankMs > 0 ? `pause before the bank ${ms(faults.stallBeforeBankMs)}` : '',
+    faults.crashBeforeCharge ? 'crash before the charge' : '',
+    faults.crashAfterCharge ? 'crash after the charge' : '',
+    faults.receiptCrashBeforeAck ? 'receipt consumer dies before its ack' : '',
+    faults.dropResponse ? 'the answer is dropped' : '',
+    settings.claims.leaseMs !== DEFAULT_LEASE_MS ? `lease ${ms(settings.claims.leaseMs)}` : '',
+  ].filter(Boolean);
 }

@@ -2,10 +2,9 @@
 // schemas and the merge live here, the storage (Redis, shared by every app instance) in settings-store.ts.
 import { z } from 'zod';
 
-/** The bank guarantees that a charge it accepted lands within this long, or never (lib/payments/bank.ts). */
-export const BANK_SETTLEMENT_WINDOW_MS = 10_000;
-/** How long a claim lives unrenewed, unless the lab (or REQUEST_KEY_LEASE_MS) says otherwise. */
-export const DEFAULT_LEASE_MS = 30_000;
+import { BANK_SETTLEMENT_WINDOW_MS, DEFAULT_LEASE_MS } from './constants.ts';
+
+export { BANK_SETTLEMENT_WINDOW_MS, DEFAULT_LEASE_MS };
 
 export const LAYERS = ['token', 'requestKey', 'stateMachine', 'uniqueConstraint', 'bankKey'] as const;
 export type Layer = (typeof LAYERS)[number];
@@ -48,6 +47,11 @@ export const FaultsSchema = z.strictObject({
   crashBeforeCharge: z.boolean(),
   /** The "send receipt" consumer dies after sending a receipt and before acknowledging the message. */
   receiptCrashBeforeAck: z.boolean(),
+  /**
+   * The checkout's answer is lost on its way back: the payment completes on the server, and the browser
+   * never hears of it (the Pay button keeps waiting), as when a phone loses its connection. Checkout only.
+   */
+  dropResponse: z.boolean(),
 });
 
 /** The cluster's gateway (npm run demo:cluster): how long it waits for an instance, and how often it retries. */
@@ -116,6 +120,7 @@ export const DEFAULT_LAB_SETTINGS: LabSettings = {
     stallBeforeBankMs: 0,
     bankLateChargeMs: 0,
     crashBeforeCharge: false,
+    dropResponse: false,
   },
   claims: { leaseMs: DEFAULT_LEASE_MS },
   keys: { strategy: 'business' },

@@ -34,6 +34,7 @@ export function labFor(layers: Layers, bankLatencyMs = 0) {
       stallBeforeBankMs: 0,
       bankLateChargeMs: 0,
       crashBeforeCharge: false,
+      dropResponse: false,
     },
   };
 }

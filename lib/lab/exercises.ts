@@ -1,0 +1,165 @@
+// The workshop's exercises (docs/workshop.md), as data: for each one, exactly the lab it is played in
+// (its preset), the switch that fixes it, and the matrix scenarios that prove it. The lab's "Set up
+// exercise N", the /scenarios page, the guide's links and the exercise tests all read this list, so an
+// exercise is set up the same way wherever it is named. Pure and browser-safe.
+import {
+  DEFAULT_LAB_SETTINGS,
+  type LabSettings,
+  type LabSettingsPatch,
+  type Layers,
+  mergeLabSettings,
+  onlyLayers,
+} from './settings.ts';
+
+export type Exercise = {
+  /** "1" … "12"; an exercise in parts has one preset per part: "8a", "8b", "8c". */
+  id: string;
+  /** The guide's heading anchor (docs/workshop.md#…). */
+  anchor: string;
+  title: string;
+  /** The lab of the "Break it" step, over the defaults (every layer on, no faults): nothing is left implicit. */
+  preset: LabSettingsPatch;
+  /** The "Fix it" step: the switches to turn on (or off) after watching it break, where there is one. */
+  fix?: Partial<Layers>;
+  /** The rows of the proof matrix (scenario ids) that prove this exercise. */
+  scenarios: string[];
+};
+
+const latency = (bankLatencyMs: number) => ({ bankLatencyMs });
+
+export const EXERCISES: Exercise[] = [
+  {
+    id: '1',
+    anchor: '1-the-double-click-layer-0-the-pending-ui',
+    title: 'The double click',
+    preset: { layers: onlyLayers(), faults: latency(1_500) },
+    fix: { pendingUi: true },
+    scenarios: ['double-click', 'double-enter'],
+  },
+  {
+    id: '2',
+    anchor: '2-the-one-time-token-layer-1',
+    title: 'The one-time token',
+    preset: { layers: onlyLayers('token'), faults: latency(1_500) },
+    scenarios: ['back-button'],
+  },
+  {
+    id: '3',
+    anchor: '3-the-refresh-during-a-stall-layer-1-misses-layer-2-catches',
+    title: 'The refresh during a stall',
+    preset: { layers: onlyLayers('token'), faults: latency(3_000) },
+    fix: { requestKey: true },
+    scenarios: ['refresh'],
+  },
+  {
+    id: '4',
+    anchor: '4-the-lost-response-result-idempotency',
+    title: 'The lost response',
+    preset: { layers: onlyLayers('token'), faults: { dropResponse: true } },
+    fix: { requestKey: true },
+    scenarios: ['lost-response'],
+  },
+  {
+    id: '5',
+    anchor: '5-two-tabs-two-sessions-layer-3-the-state-machine',
+    title: 'Two tabs, two sessions',
+    preset: { layers: onlyLayers('pendingUi', 'token', 'requestKey'), faults: latency(1_500) },
+    fix: { stateMachine: true },
+    scenarios: ['two-tabs'],
+  },
+  {
+    id: '6',
+    anchor: '6-the-last-millimetre-layer-4-the-unique-constraint',
+    title: 'The last millimetre',
+    preset: { layers: onlyLayers('uniqueConstraint'), faults: latency(1_500) },
+    scenarios: ['burst', 'two-tabs'],
+  },
+  {
+    id: '7',
+    anchor: '7-service-to-service-retries-the-idempotency-key',
+    title: 'Service-to-service retries',
+    preset: { faults: latency(1_200) },
+    scenarios: ['client-retry'],
+  },
+  {
+    id: '8a',
+    anchor: '8-when-to-release-the-claim-the-third-detail',
+    title: 'When to release the claim: the bank fails before charging',
+    preset: { faults: { bankFailure: 'error' } },
+    scenarios: [],
+  },
+  {
+    id: '8b',
+    anchor: '8-when-to-release-the-claim-the-third-detail',
+    title: 'When to release the claim: the app dies after the charge',
+    preset: { faults: { crashAfterCharge: true } },
+    scenarios: [],
+  },
+  {
+    id: '8c',
+    anchor: '8-when-to-release-the-claim-the-third-detail',
+    title: 'When to release the claim: the bank’s answer is lost',
+    preset: { faults: { bankTimeoutAfterCharge: true } },
+    scenarios: ['late-charge'],
+  },
+  {
+    id: '9',
+    anchor: '9-tokens-that-should-not-work',
+    title: 'Tokens that should not work',
+    preset: { layers: onlyLayers('token') },
+    scenarios: ['expired-token', 'foreign-token'],
+  },
+  {
+    id: '10',
+    anchor: '10-machines-retry-too-the-gateway-a-killed-instance-a-queue',
+    title: 'Machines retry too',
+    preset: { faults: latency(3_000) },
+    scenarios: ['gateway-retry', 'failover', 'queue-redelivery'],
+  },
+  {
+    id: '11a',
+    anchor: '11-claims-die-a-pause-past-the-lease-a-charge-that-lands-late-fencing-layer-5',
+    title: 'Claims die: a pause past the lease',
+    preset: { layers: onlyLayers('stateMachine'), faults: { stallBeforeBankMs: 2_500 }, claims: { leaseMs: 1_000 } },
+    scenarios: ['stall-takeover', 'dead-claim'],
+  },
+  {
+    id: '11b',
+    anchor: '11-claims-die-a-pause-past-the-lease-a-charge-that-lands-late-fencing-layer-5',
+    title: 'Claims die: a charge that lands late',
+    preset: { layers: onlyLayers('stateMachine'), faults: { bankLateChargeMs: 1_500 } },
+    fix: { bankKey: true },
+    scenarios: ['late-charge'],
+  },
+  {
+    id: '12',
+    anchor: '12-the-wrong-key-the-first-detail-what-layer-2s-key-is-made-of',
+    title: 'The wrong key',
+    preset: { layers: onlyLayers('requestKey'), faults: latency(1_500), keys: { strategy: 'paramHash' } },
+    scenarios: ['double-click', 'refresh', 'client-resend'],
+  },
+];
+
+/** The whole lab of an exercise: its preset over the defaults. Applied as a whole, so nothing earlier lingers. */
+export function exerciseSettings(exercise: Exercise): LabSettings {
+  return mergeLabSettings(DEFAULT_LAB_SETTINGS, exercise.preset);
+}
+
+export function findExercise(id: string): Exercise | undefined {
+  return EXERCISES.find((exercise) => exercise.id === id.toLowerCase());
+}
+
+/** The exercises a matrix row is played in. */
+export function exercisesOf(scenarioId: string): Exercise[] {
+  return EXERCISES.filter((exercise) => exercise.scenarios.includes(scenarioId));
+}
+
+/** The exercise whose preset the settings are exactly, if any: the lab says which one is set up. */
+export function exerciseMatching(settings: LabSettings): Exercise | undefined {
+  const same = (a: object, b: object) =>
+    Object.entries(a).every(([key, value]) => (b as Record<string, unknown>)[key] === value);
+  return EXERCISES.find((exercise) => {
+    const preset = exerciseSettings(exercise);
+    return (['layers', 'faults', 'claims', 'keys'] as const).every((part) => same(preset[part], settings[part]));
+  });
+}
