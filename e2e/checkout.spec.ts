@@ -16,12 +16,35 @@ test.describe('checkout', () => {
     expect(await chargeCount(orderNo)).toBe(1);
   });
 
-  test('double-click Pay with the pending UI and all four layers off: two charges', async ({ request, checkout }) => {
+  test('double-click Pay with every defence off: two charges, and nothing on the page says it went well without saying so', async ({
+    request,
+    checkout,
+    page,
+  }) => {
     const orderNo = await createOrder(request, { layers: ALL_OFF, faults: { bankLatencyMs: 800 } });
     await checkout.open(orderNo);
     await checkout.payButton.dblclick();
+    await expect(checkout.outcome).toContainText('Paying…'); // not "No payment sent yet" while it pays
     await expect(checkout.chargeCount).toHaveText('Charged 2 times for one order!', { timeout: 15_000 });
     expect(await chargeCount(orderNo)).toBe(2);
+    // The second request was answered "paid", and the words say at what cost, in the statement's voice.
+    await expect(page.locator('form.pay-form')).toHaveAttribute('aria-busy', 'false');
+    await expect(checkout.outcome).toHaveAttribute('data-answer', 'paid');
+    await expect(checkout.outcome).toContainText('Charged 2 times for one order!');
+    await expect(page.getByRole('region', { name: 'Order status' })).toContainText('PAID and charged 2 times');
+    await expect(page.locator('main')).not.toContainText(/Payment successful|Already paid/);
+  });
+
+  test('on a phone, the number of charges is beside the Pay button', async ({ request, checkout, page }) => {
+    await page.setViewportSize({ width: 412, height: 915 });
+    const orderNo = await createOrder(request, { layers: ALL_OFF });
+    await checkout.open(orderNo);
+    const beside = page.getByTestId('pay-charges');
+    await expect(beside).toHaveText('Card statement: No charge yet.');
+    await checkout.payButton.click();
+    await expect(beside).toHaveText('Card statement: Charged once.');
+    await expect(beside).toBeInViewport();
+    await expect(checkout.payButton).toBeInViewport();
   });
 
   test('double Enter with only the pending UI on: one request leaves the page', async ({ request, checkout, page }) => {

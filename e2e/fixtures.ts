@@ -70,9 +70,9 @@ export class CheckoutPage {
     return this;
   }
 
-  /** Waits until the outcome region says something. */
+  /** Waits until the outcome region says what the request was answered. */
   async outcomeText(): Promise<string> {
-    await expect(this.outcome).not.toContainText('No payment sent yet', { timeout: 20_000 });
+    await expect(this.outcome).not.toHaveAttribute('data-answer', /^(idle|pending)$/, { timeout: 20_000 });
     return (await this.outcome.textContent()) ?? '';
   }
 }

@@ -79,5 +79,8 @@ test('the bank charges 1.5 s after the merchant gave up: with every defence on, 
   // Nobody retries: the reconciler asks the bank until the late charge has landed, and records it.
   await expect(checkout.status).toHaveText('PAID', { timeout: 25_000 });
   await expect(checkout.chargeCount).toHaveText('Charged once.');
+  // The answer "in progress" turns into the outcome once the order has one.
+  await expect(checkout.outcome).toContainText('Payment successful');
+  await expect(checkout.outcome).toHaveAttribute('data-answer', 'in_progress');
   expect(await chargeCount(orderNo)).toBe(1);
 });

@@ -84,7 +84,11 @@ scenario('foreign-token', async ({ page, browser, orderNo, layers }) => {
 async function payRefusedByTokenThenReloadAndPay(page: Page, tokenOn: boolean): Promise<Sees> {
   await page.getByRole('button', { name: /Pay/ }).click();
   const first = await seesOn(page);
-  if (tokenOn) expect(first).toBe('already submitted');
+  if (tokenOn) {
+    expect(first).toBe('already submitted');
+    // This page never sent its token: it is stale, and the customer is told how to pay.
+    await expect(page.getByRole('status')).toContainText('This page expired: reload to pay');
+  }
   await page.reload();
   await page.getByRole('button', { name: /Pay/ }).click();
   return seesOn(page);

@@ -8,8 +8,9 @@ import { env } from '@/lib/env';
 import { faultyService } from '@/lib/http/faults';
 import { limitRate } from '@/lib/http/rate-limit';
 import { sessionIdOf } from '@/lib/http/session-cookie';
+import { getOrderLabSettings } from '@/lib/lab/settings-store';
 import { OrderNoSchema } from '@/lib/payments/order-no';
-import { findOrderOutcome } from '@/lib/payments/orders';
+import { findOrderOutcome, findOrderView } from '@/lib/payments/orders';
 import { pay } from '@/lib/payments/pay';
 import { sessionScope } from '@/lib/session';
 import type { PayState } from './pay-state';
@@ -24,7 +25,13 @@ const PayFormSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9-]{8,64}$/, { message: 'is not a submit key' })
     .optional(),
+  // "1" when this page had sent its token before (a second click): a refused token then means "already
+  // submitted", and otherwise "this page expired". Only the words depend on it.
+  resubmit: z.enum(['0', '1']).optional(),
 });
+
+/** How long the lab's "drop the response" fault holds the answer back: the page has given up long before. */
+const DROPPED_ANSWER_HELD_MS = 60_000;
 
 /** A form field, or undefined when the form did not send it. */
 const field = (formData: FormData, name: string) => formData.get(name) ?? undefined;
@@ -35,12 +42,13 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
     token: formData.get('token') ?? '',
     submittedAt: field(formData, 'submittedAt'),
     submitKey: field(formData, 'submitKey'),
+    resubmit: field(formData, 'resubmit'),
   });
   if (!parsed.success) {
     const errors = Object.fromEntries(parsed.error.issues.map((issue) => [String(issue.path[0]), issue.message]));
     return { status: 'invalid', errors };
   }
-  const { orderNo, token, submittedAt, submitKey } = parsed.data;
+  const { orderNo, token, submittedAt, submitKey, resubmit } = parsed.data;
   // A cookie the server did not sign is no session (proxy.ts gives a fresh one to the next page load).
   const session = sessionIdOf(await cookies(), await headers());
   if (!session) {
@@ -60,17 +68,38 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
       submitKey,
     });
     const { requestId } = result;
+    if (result.kind === 'order_not_found' || result.kind === 'amount_mismatch') {
+      return { status: 'invalid', errors: { orderNo: 'there is no such order to pay' } };
+    }
+    // The answer says what the card network recorded, as the statement beside it does; and the lab may
+    // drop it on its way back (the payment is done; the page never hears of it). Read leniently: the
+    // payment is over, and a database gone now must not turn its answer into "nothing was charged".
+    const [order, settings] = await Promise.all([
+      findOrderView(orderNo, caller).catch(() => undefined),
+      getOrderLabSettings(orderNo).catch(() => undefined),
+    ]);
+    if (settings?.faults.dropResponse) {
+      await new Promise((resolve) => setTimeout(resolve, DROPPED_ANSWER_HELD_MS));
+      return { status: 'no_answer' };
+    }
+    const charges = order?.charges.length;
     switch (result.kind) {
       case 'completed':
         return result.outcome.status === 'PAID'
-          ? { status: 'paid', outcome: result.outcome, requestId }
-          : { status: 'failed_final', outcome: result.outcome, requestId };
+          ? { status: 'paid', outcome: result.outcome, requestId, charges }
+          : { status: 'failed_final', outcome: result.outcome, requestId, charges };
       case 'duplicate':
-        return { status: 'replayed', outcome: result.outcome, answeredBy: result.answeredBy, requestId };
+        return { status: 'replayed', outcome: result.outcome, answeredBy: result.answeredBy, requestId, charges };
       case 'already_submitted':
-        return { status: 'already_submitted', current: await findOrderOutcome(orderNo), requestId };
+        return {
+          status: 'already_submitted',
+          current: await findOrderOutcome(orderNo),
+          resubmit: resubmit === '1',
+          requestId,
+          charges,
+        };
       case 'in_progress':
-        return { status: 'in_progress', answeredBy: result.answeredBy, requestId };
+        return { status: 'in_progress', answeredBy: result.answeredBy, requestId, charges };
       case 'mismatch':
         return { status: 'mismatch', requestId };
       case 'failed_retryable': {
@@ -78,9 +107,6 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
         const next = await issueCheckoutToken(orderNo, caller, env().CHECKOUT_TOKEN_TTL_SECONDS);
         return { status: 'failed_retryable', reason: result.reason, requestId, token: next.token };
       }
-      case 'order_not_found':
-      case 'amount_mismatch':
-        return { status: 'invalid', errors: { orderNo: 'there is no such order to pay' } };
     }
   } catch (error) {
     const service = faultyService(error);

@@ -1,9 +1,11 @@
 'use client';
 import { useActionState, useEffect, useRef } from 'react';
-import { answererName, colourOf, KEY_STRATEGY_INFO, SWITCHES } from '@/lib/lab/layer-info';
+import { activeFaults, answererName, colourOf, KEY_STRATEGY_INFO, SWITCHES } from '@/lib/lab/layer-info';
 import type { LabSettings } from '@/lib/lab/settings';
+import { reportSwallowedClick } from '@/lib/ui/report-swallowed-click';
 import { usePolling } from '@/lib/ui/use-polling';
 import { payOrder } from './actions';
+import { chargesInWords, useLiveOrder } from './live-order';
 import { describePayState, type PayState } from './pay-state';
 
 type Props = {
@@ -40,18 +42,22 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
   const submit = (formData: FormData) => {
     formData.set('submittedAt', String(Date.now()));
     formData.set('submitKey', mintSubmitKey());
+    formData.set('resubmit', markSubmitted(String(formData.get('token') ?? '')) ? '1' : '0');
     formAction(formData);
   };
 
   const onSubmit = (event: React.FormEvent<HTMLFormElement>) => {
     if (pendingUi && (inFlight.current || isPending)) {
       event.preventDefault(); // layer 0: no second request leaves this page
+      if (labEnabled) reportSwallowedClick(orderNo); // … and the lab's timeline shows the click it swallowed
       return;
     }
     inFlight.current = true;
   };
 
-  const message = describePayState(state, amount);
+  const order = useLiveOrder();
+  const message = describePayState(state, amount, { pending: busy, order });
+  const faults = activeFaults(settings);
 
   return (
     <form action={submit} onSubmit={onSubmit} aria-busy={busy} aria-describedby="pay-outcome" className="pay-form">
@@ -60,6 +66,10 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
       <button type="submit" className="button pay-button" aria-disabled={blocked}>
         {blocked ? `Paying ${amount}…` : `Pay ${amount}`}
       </button>
+      <p className="pay-charges" data-testid="pay-charges">
+        Card statement:{' '}
+        <span className={order.charges.length > 1 ? 'alarm' : undefined}>{chargesInWords(order.charges.length)}</span>
+      </p>
       <p className="muted small" aria-hidden={!busy}>
         {busy
           ? pendingUi
@@ -71,11 +81,19 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
         id="pay-outcome"
         role="status"
         aria-live="polite"
+        // What this request was answered (the scenarios read it); the words may say more, e.g. "charged twice".
+        data-answer={busy ? 'pending' : state.status}
         className={`outcome ${message ? `tone-${message.tone}` : ''}`}
       >
         {message ? (
           <>
-            <strong>{message.title}.</strong> {message.body}
+            <strong>{/[.!?…]$/.test(message.title) ? message.title : `${message.title}.`}</strong> {message.body}
+            {message.reload ? (
+              <>
+                {' '}
+                <a href={`/checkout/${orderNo}`}>Reload to pay</a>
+              </>
+            ) : null}
             {message.answeredBy ? (
               <span className="answered-by" style={{ borderColor: colourOf(message.answeredBy as never) }}>
                 Answered by {answererName(message.answeredBy)}
@@ -107,9 +125,37 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
           </li>
         ))}
       </ul>
+      {faults.length > 0 ? (
+        <ul className="defences faults-on" aria-label="Faults the lab injects for this order">
+          {faults.map((fault) => (
+            <li key={fault} className="fault">
+              Fault: {fault}
+            </li>
+          ))}
+        </ul>
+      ) : null}
     </form>
   );
 }
+
+/**
+ * Records in this tab that the page sent its token, and says whether it had before: a refused token is then
+ * a second submit ("already submitted"), not a stale page. sessionStorage survives the back button's
+ * restored page, which remounts the form.
+ */
+function markSubmitted(token: string): boolean {
+  const before = submittedHere.has(token);
+  submittedHere.add(token);
+  try {
+    const key = `pay-once:submitted:${token}`;
+    const stored = window.sessionStorage.getItem(key) !== null;
+    window.sessionStorage.setItem(key, '1');
+    return before || stored;
+  } catch {
+    return before; // storage refused (some private modes): this page's memory still knows
+  }
+}
+const submittedHere = new Set<string>();
 
 /** 128 random bits as hex (getRandomValues works outside secure contexts too, unlike randomUUID). */
 function mintSubmitKey(): string {

@@ -11,7 +11,7 @@ import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderView, joinLinkFor, joinOrder } from '@/lib/payments/orders';
 import { sessionScope } from '@/lib/session';
 import { CheckoutForm } from './checkout-form';
-import { LiveOrder } from './live-order';
+import { LiveOrder, LiveOrderProvider } from './live-order';
 
 export const metadata: Metadata = { title: 'Checkout' };
 
@@ -37,38 +37,41 @@ export default async function CheckoutPage({ params, searchParams }: PageProps<'
   return (
     <>
       <h1>Checkout</h1>
-      <div className="checkout-grid">
-        <section className="card" aria-labelledby="summary-title">
-          <h2 id="summary-title">Order summary</h2>
-          <dl className="facts">
-            <dt>Order</dt>
-            <dd className="mono">{order.orderNo}</dd>
-            <dt>Amount</dt>
-            <dd>{amount}</dd>
-          </dl>
-          <CheckoutForm
-            orderNo={orderNo}
-            amount={amount}
-            token={token}
-            settings={settings}
-            labEnabled={env().LAB_ENABLED}
-          />
-          {joinLink ? (
-            <p className="small">
-              Pay on another device (a second tab of your own, a phone): <a href={joinLink}>this order’s link</a> lets
-              that browser in. Anyone else gets “not found”.
-            </p>
-          ) : null}
-          {env().LAB_ENABLED ? (
-            <p className="small">
-              <Link href="/lab">Open the lab</Link> in another tab to switch defences off and watch this payment’s path.
-            </p>
-          ) : null}
-        </section>
-        <div className="stack">
-          <LiveOrder initial={JSON.parse(JSON.stringify(order))} />
+      <LiveOrderProvider initial={JSON.parse(JSON.stringify(order))}>
+        <div className="checkout-grid">
+          <section className="card" aria-labelledby="summary-title">
+            <h2 id="summary-title">Order summary</h2>
+            <dl className="facts">
+              <dt>Order</dt>
+              <dd className="mono">{order.orderNo}</dd>
+              <dt>Amount</dt>
+              <dd>{amount}</dd>
+            </dl>
+            <CheckoutForm
+              orderNo={orderNo}
+              amount={amount}
+              token={token}
+              settings={settings}
+              labEnabled={env().LAB_ENABLED}
+            />
+            {joinLink ? (
+              <p className="small">
+                Pay on another device (a second tab of your own, a phone): <a href={joinLink}>this order’s link</a> lets
+                that browser in. Anyone else gets “not found”.
+              </p>
+            ) : null}
+            {env().LAB_ENABLED ? (
+              <p className="small">
+                <Link href={`/lab?order=${orderNo}`}>Open the lab on this order</Link> in another tab to switch defences
+                off and watch this payment’s path.
+              </p>
+            ) : null}
+          </section>
+          <div className="stack">
+            <LiveOrder />
+          </div>
         </div>
-      </div>
+      </LiveOrderProvider>
     </>
   );
 }
