@@ -47,7 +47,7 @@ export class BankTimeoutError extends Error {
     super(
       afterMs > 0
         ? `the bank did not answer within ${afterMs} ms; the outcome is unknown`
-        : 'the bank did not answer (the connection dropped); the outcome is unknown',
+        : 'the bank’s answer never arrived (the call timed out); the outcome is unknown',
     );
     this.name = 'BankTimeoutError';
   }
