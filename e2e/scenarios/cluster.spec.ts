@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { APIRequestContext } from '@playwright/test';
 import { chargeCount, expect, test } from '../fixtures';
+import { guideBlock, runGuideBlock, runsOf } from '../guide';
 import { categorizeResponse, scenario, testRedis } from './cell';
 import type { Sees } from './matrix';
 
@@ -83,4 +84,18 @@ scenario('queue-redelivery', async ({ request, orderNo, db }) => {
     expect(receipts.rowCount).toBeGreaterThan(0);
   }).toPass({ timeout: 30_000, intervals: [500] });
   return sees;
+});
+
+// The workshop guide's exercise 10, run as printed against the cluster's gateway (docs/workshop.md, the
+// block tagged exercise-10), and held to what the guide says it prints.
+test('@guide exercise 10: one payment through the gateway, with every layer on and with layers 2-5 off', async () => {
+  const output = await runGuideBlock(guideBlock('exercise-10'), GATEWAY);
+  const [allOn = '', serverLayersOff = ''] = runsOf(output);
+  // The gateway gives up on the first instance after 2 s; the second one finds the claim: "in progress".
+  expect(allOn).toMatch(/^HTTP\/1\.1 409 /m);
+  expect(allOn).toMatch(/^x-answered-by: requestKey\r?$/im);
+  expect(allOn).toMatch(/^1 charge\(s\)$/m);
+  // Nothing on the server sees the retry: the second instance charges too, as slowly: the gateway gives up.
+  expect(serverLayersOff).toMatch(/^HTTP\/1\.1 504 /m);
+  expect(serverLayersOff).toMatch(/^2 charge\(s\)$/m);
 });

@@ -163,3 +163,44 @@ export function exerciseMatching(settings: LabSettings): Exercise | undefined {
     return (['layers', 'faults', 'claims', 'keys'] as const).every((part) => same(preset[part], settings[part]));
   });
 }
+
+const LAYER_WORDS: Record<keyof Layers, string> = {
+  pendingUi: 'Pending UI',
+  token: 'One-time token',
+  requestKey: 'Request key',
+  stateMachine: 'State machine',
+  uniqueConstraint: 'Unique constraint',
+  bankKey: 'Bank key',
+};
+
+/**
+ * The preset in words, as the guide prints it under each exercise (a test compares the two, so the guide
+ * cannot drift from what the button applies): the layers on, then every fault and setting off the defaults.
+ */
+export function describePreset(exercise: Exercise): string {
+  const settings = exerciseSettings(exercise);
+  const layers = Object.entries(settings.layers) as Array<[keyof Layers, boolean]>;
+  const on = layers.filter(([, value]) => value).map(([layer]) => LAYER_WORDS[layer]);
+  const defences =
+    on.length === layers.length
+      ? 'every defence on'
+      : on.length === 0
+        ? 'every defence off'
+        : `only ${on.map((name) => `_${name}_`).join(', ')} on`;
+  const ms = (value: number) => `${value.toLocaleString('en-GB')} ms`;
+  const { faults } = settings;
+  const rest = [
+    faults.bankLatencyMs > 0 ? `bank latency ${ms(faults.bankLatencyMs)}` : '',
+    faults.bankFailure !== 'none' ? `_Fail before charging_: ${faults.bankFailure}` : '',
+    faults.bankTimeoutAfterCharge ? '_Charge, then time out_' : '',
+    faults.bankLateChargeMs > 0 ? `_Late charge_ ${ms(faults.bankLateChargeMs)}` : '',
+    faults.stallBeforeBankMs > 0 ? `_Pause between the claim and the bank_ ${ms(faults.stallBeforeBankMs)}` : '',
+    faults.crashBeforeCharge ? '_Crash … before the bank_' : '',
+    faults.crashAfterCharge ? '_Crash the app right after the charge_' : '',
+    faults.receiptCrashBeforeAck ? '_The receipt consumer dies before its ack_' : '',
+    faults.dropResponse ? '_Drop the response_' : '',
+    settings.claims.leaseMs !== DEFAULT_LAB_SETTINGS.claims.leaseMs ? `_Lease_ ${ms(settings.claims.leaseMs)}` : '',
+    settings.keys.strategy !== 'business' ? `_Layer 2’s key_: ${settings.keys.strategy}` : '',
+  ].filter(Boolean);
+  return [defences, ...rest].join(', ');
+}

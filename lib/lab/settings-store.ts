@@ -104,3 +104,11 @@ export async function getOrderLabSettings(orderNo: string): Promise<LabSettings 
   const order = await getDb().order.findUnique({ where: { orderNo }, select: { lab: true, owner: true } });
   return order ? settingsForOrder(await getLabSettingsFor(order.owner), order.lab) : undefined;
 }
+
+/**
+ * The lab's "drop the response" fault loses one answer per order, the first, as a dropped connection
+ * would: the customer's retry must hear back. True for the answer to drop (SET NX: one caller wins).
+ */
+export async function dropsThisAnswer(orderNo: string): Promise<boolean> {
+  return (await getRedis().set(`lab:dropped:${orderNo}`, '1', 'EX', 86_400, 'NX')) === 'OK';
+}

@@ -48,8 +48,9 @@ export const FaultsSchema = z.strictObject({
   /** The "send receipt" consumer dies after sending a receipt and before acknowledging the message. */
   receiptCrashBeforeAck: z.boolean(),
   /**
-   * The checkout's answer is lost on its way back: the payment completes on the server, and the browser
-   * never hears of it (the Pay button keeps waiting), as when a phone loses its connection. Checkout only.
+   * The checkout's first answer for an order is lost on its way back: the payment completes on the server,
+   * and the browser never hears of it (the Pay button keeps waiting), as when a phone loses its connection.
+   * The retry's answer arrives. Checkout only.
    */
   dropResponse: z.boolean(),
 });

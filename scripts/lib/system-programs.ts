@@ -30,6 +30,15 @@ export const CHROMIUM: SystemProgram = {
   image: 'mcr.microsoft.com/playwright',
 };
 
+/** The workshop guide's commands use curl; its tests run them as printed (e2e/guide.ts). */
+export const CURL: SystemProgram = {
+  name: 'curl',
+  candidates: ['/usr/bin/curl', '/usr/local/bin/curl', '/opt/homebrew/bin/curl'],
+  apt: 'curl',
+  brew: 'curl',
+  image: 'curlimages/curl',
+};
+
 export class MissingProgramError extends Error {}
 
 function find(program: SystemProgram): string | undefined {

@@ -8,7 +8,7 @@ import { env } from '@/lib/env';
 import { faultyService } from '@/lib/http/faults';
 import { limitRate } from '@/lib/http/rate-limit';
 import { sessionIdOf } from '@/lib/http/session-cookie';
-import { getOrderLabSettings } from '@/lib/lab/settings-store';
+import { dropsThisAnswer, getOrderLabSettings } from '@/lib/lab/settings-store';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderOutcome, findOrderView } from '@/lib/payments/orders';
 import { pay } from '@/lib/payments/pay';
@@ -78,7 +78,7 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
       findOrderView(orderNo, caller).catch(() => undefined),
       getOrderLabSettings(orderNo).catch(() => undefined),
     ]);
-    if (settings?.faults.dropResponse) {
+    if (settings?.faults.dropResponse && (await dropsThisAnswer(orderNo).catch(() => false))) {
       await new Promise((resolve) => setTimeout(resolve, DROPPED_ANSWER_HELD_MS));
       return { status: 'no_answer' };
     }

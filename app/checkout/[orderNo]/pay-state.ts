@@ -34,7 +34,7 @@ export type PayState =
   | { status: 'mismatch'; requestId: string; token?: string }
   /** Nothing was charged and every claim was released: the new token lets the customer try again. */
   | { status: 'failed_retryable'; reason: string; requestId: string; token: string }
-  /** The lab's "drop the response" fault: the answer was held back until the page gave up waiting. */
+  /** The lab's "drop the response" fault: the order's first answer was held back until the page gave up. */
   | { status: 'no_answer'; token?: string }
   /** This browser sent more payments in the last minute than one visitor may: nothing was done. */
   | { status: 'limited'; token?: string }
