@@ -82,10 +82,15 @@ async function main(): Promise<number> {
   if (needsBrowser) ensureProgram(CURL, log);
   ensureProgram(REDIS_SERVER, log);
 
-  if (wanted('types')) {
-    await timed('types (tsc)', async () => (await run(npx('next'), ['typegen'])) && run(npx('tsc'), ['--noEmit']));
-  }
-  if (wanted('lint')) await timed('lint (biome)', () => run(npx('biome'), ['check', '.']));
+  // Types and lint only read the sources: they run beside the unit and integration tests, which mostly wait
+  // on servers (not beside the build, which empties .next while tsc would read its generated types).
+  const checks = () =>
+    Promise.all([
+      wanted('types')
+        ? timed('types (tsc)', async () => (await run(npx('next'), ['typegen'])) && run(npx('tsc'), ['--noEmit']))
+        : true,
+      wanted('lint') ? timed('lint (biome)', () => run(npx('biome'), ['check', '.'])) : true,
+    ]);
 
   let services: Services | undefined;
   const stop = async () => {
@@ -132,7 +137,10 @@ async function main(): Promise<number> {
         return true;
       });
     }
-    if (wanted('vitest')) await timed('unit + integration (vitest)', () => run(npx('vitest'), ['run'], env));
+    await Promise.all([
+      checks(),
+      wanted('vitest') ? timed('unit + integration (vitest)', () => run(npx('vitest'), ['run'], env)) : true,
+    ]);
     if (wanted('races')) {
       await timed('race explorer (vitest)', () =>
         run(npx('vitest'), ['run', 'test/races/races.int.test.ts'], { ...env, RACE_SCHEDULES: schedules ?? '5000' }),

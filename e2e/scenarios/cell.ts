@@ -152,7 +152,7 @@ export async function seesOn(page: Page): Promise<Sees> {
   // Settled: not busy, and still not busy a moment later (a queued second submit starts right after).
   for (let calm = 0; calm < 2; ) {
     await expect(form).toHaveAttribute('aria-busy', 'false', { timeout: 20_000 });
-    await page.waitForTimeout(250);
+    await page.waitForTimeout(150);
     calm = (await form.getAttribute('aria-busy')) === 'false' ? calm + 1 : 0;
   }
   return categorize((await outcome.getAttribute('data-answer')) ?? '', (await outcome.textContent()) ?? '');

@@ -1,0 +1,344 @@
+// The workshop as an attendee plays it (docs/workshop.md): each exercise set up with the lab's
+// "Set up exercise N" (its preset, lib/lab/exercises.ts), performed in the browser, and held to what the
+// guide's "Watch" step says: the charges, the outcome's words, the layer where a lane ends. Each test has
+// its own browser session, so its own lab. Exercise 7's and 10's commands run as printed in
+// workshop-guide.spec.ts and scenarios/cluster.spec.ts; 8B kills the app, so it is an integration test
+// (lib/payments/pay.int.test.ts, "detail 3"); 9's expired page is here, its foreign token in the matrix.
+import type { BrowserContext, Page } from '@playwright/test';
+import { exerciseSettings, findExercise } from '../lib/lab/exercises';
+import { CheckoutPage, chargeCount, expect, test } from './fixtures';
+import { sessionOf, testRedis } from './scenarios/cell';
+
+/** The lab of this browser, set up for the exercise by its button; resolves once the server has it. */
+async function setUp(lab: Page, id: string): Promise<void> {
+  const exercise = findExercise(id);
+  if (!exercise) throw new Error(`no exercise ${id}`);
+  await lab.goto(`/lab?exercise=${id}`);
+  await lab.getByRole('button', { name: `Set up exercise ${id}` }).click();
+  await expect(lab.locator('[data-exercise]')).toHaveAttribute('data-exercise', id);
+  const wanted = exerciseSettings(exercise);
+  await expect
+    .poll(async () => {
+      const { layers, faults, claims, keys } = await (await lab.request.get('/api/lab/config')).json();
+      return { layers, faults, claims, keys };
+    })
+    .toEqual({ layers: wanted.layers, faults: wanted.faults, claims: wanted.claims, keys: wanted.keys });
+}
+
+/** A switch of the lab, as the guide's "Fix it" flips it. */
+async function flip(lab: Page, name: string, on: boolean): Promise<void> {
+  const toggle = lab.getByRole('switch', { name: new RegExp(name) });
+  await (on ? toggle.check() : toggle.uncheck());
+  await expect
+    .poll(async () => JSON.stringify((await (await lab.request.get('/api/lab/config')).json()).layers))
+    .toContain(`"${switchKey(name)}":${on}`);
+}
+const switchKey = (name: string) =>
+  ({ 'Pending UI': 'pendingUi', 'Request key': 'requestKey', 'State machine': 'stateMachine' })[name] ?? name;
+
+/** A new checkout of this browser (its session owns the order, so the order runs with this browser's lab). */
+async function newCheckout(context: BrowserContext): Promise<{ checkout: CheckoutPage; orderNo: string }> {
+  const page = await context.newPage();
+  const created = await page.request.post('/api/orders', { data: {} });
+  expect(created.status()).toBe(201);
+  const { orderNo } = (await created.json()) as { orderNo: string };
+  return { checkout: await new CheckoutPage(page).open(orderNo), orderNo };
+}
+
+/** The same order in another browser (a second session), let in by the order's link. */
+async function otherWindow(checkout: CheckoutPage): Promise<CheckoutPage> {
+  const link = await checkout.page.getByRole('link', { name: 'this order’s link' }).getAttribute('href');
+  const other = await checkout.page.context().browser()?.newContext();
+  if (!other || !link) throw new Error('no second window');
+  const page = await other.newPage();
+  await page.goto(link);
+  return new CheckoutPage(page);
+}
+
+/** Where each of the order's lanes ends, on the lab filtered to the order (`/lab?order=`). */
+async function lanesEndAt(lab: Page, orderNo: string, count: number): Promise<string[]> {
+  if (!lab.url().includes(`order=${orderNo}`)) await lab.goto(`/lab?order=${orderNo}`);
+  const lanes = lab.locator(`li.lane[data-order-no="${orderNo}"][data-ends-at]:not([data-channel="worker"])`);
+  await expect(lanes).toHaveCount(count, { timeout: 10_000 });
+  return (await lanes.evaluateAll((items) => items.map((item) => item.getAttribute('data-ends-at') ?? ''))).sort();
+}
+
+const settled = async (checkout: CheckoutPage) => {
+  await expect(checkout.outcome).not.toHaveAttribute('data-answer', /^(idle|pending)$/, { timeout: 20_000 });
+  await expect(checkout.page.locator('form.pay-form')).toHaveAttribute('aria-busy', 'false', { timeout: 20_000 });
+};
+
+test.describe('workshop', () => {
+  test('exercise 1: every defence off, a double click charges twice; the pending UI swallows the second click', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '1');
+    const { checkout, orderNo } = await newCheckout(context);
+    await checkout.payButton.dblclick();
+    await expect(checkout.chargeCount).toHaveText('Charged 2 times for one order!', { timeout: 15_000 });
+    await settled(checkout);
+    await expect(checkout.outcome).toContainText('Charged 2 times for one order!');
+    expect(await lanesEndAt(lab, orderNo, 2)).toEqual(['bank', 'bank']);
+
+    await flip(lab, 'Pending UI', true);
+    const fixed = await newCheckout(context);
+    await fixed.checkout.payButton.dblclick();
+    await expect(fixed.checkout.outcome).toContainText('Payment successful', { timeout: 15_000 });
+    expect(await chargeCount(fixed.orderNo)).toBe(1);
+    expect(await lanesEndAt(lab, fixed.orderNo, 2)).toEqual(['bank', 'pendingUi']);
+  });
+
+  test('exercise 2: only the token, a double click: "Already submitted", answered by layer 1, one charge', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '2');
+    const { checkout, orderNo } = await newCheckout(context);
+    await checkout.payButton.dblclick();
+    await settled(checkout);
+    await expect(checkout.outcome).toContainText('Already submitted');
+    await expect(checkout.outcome).toContainText('Answered by layer 1, one-time token');
+    expect(await chargeCount(orderNo)).toBe(1);
+    expect(await lanesEndAt(lab, orderNo, 2)).toEqual(['bank', 'token']);
+  });
+
+  test('exercise 3: the refresh during a stall charges twice under the token; the request key answers "in progress"', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '3');
+    const payReloadPay = async (checkout: CheckoutPage) => {
+      await checkout.payButton.click();
+      await checkout.page.waitForTimeout(300);
+      await checkout.page.reload();
+      await checkout.payButton.click();
+      await settled(checkout);
+    };
+    const broken = await newCheckout(context);
+    await payReloadPay(broken.checkout);
+    await expect.poll(() => chargeCount(broken.orderNo), { timeout: 10_000 }).toBe(2);
+
+    await flip(lab, 'Request key', true);
+    const { checkout, orderNo } = await newCheckout(context);
+    await payReloadPay(checkout);
+    await expect(checkout.outcome).toContainText('Payment in progress');
+    await expect(checkout.outcome).toContainText('Answered by layer 2, request key');
+    // When the first payment is done, the answer turns into its outcome.
+    await expect(checkout.outcome).toContainText('Payment successful', { timeout: 10_000 });
+    expect(await chargeCount(orderNo)).toBe(1);
+    expect((await lanesEndAt(lab, orderNo, 2)).sort()).toEqual(['bank', 'requestKey']);
+  });
+
+  test('exercise 4: the answer is lost; the reload pays again under the token; the request key replays the first charge', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '4');
+    const loseThenRetry = async (checkout: CheckoutPage) => {
+      await checkout.payButton.click();
+      // The server finished; the page never heard back.
+      await expect(checkout.status).toHaveText('PAID', { timeout: 10_000 });
+      await expect(checkout.chargeCount).toHaveText('Charged once.');
+      await expect(checkout.outcome).toContainText('Paying…');
+      await checkout.page.reload();
+      await checkout.payButton.click();
+      await settled(checkout);
+    };
+    const broken = await newCheckout(context);
+    await loseThenRetry(broken.checkout);
+    expect(await chargeCount(broken.orderNo)).toBe(2);
+
+    await flip(lab, 'Request key', true);
+    const { checkout, orderNo } = await newCheckout(context);
+    await loseThenRetry(checkout);
+    const firstCharge = (await checkout.page.locator('.statement tbody td.mono').first().textContent()) ?? '';
+    expect(firstCharge).toMatch(/^ch_/);
+    await expect(checkout.outcome).toContainText('Already paid');
+    await expect(checkout.outcome).toContainText(`charge ${firstCharge}`);
+    await expect(checkout.outcome).toContainText('Answered by layer 2, request key');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('exercise 5: two sessions pay at once: two charges without layer 3; with it, one, and the loser ends at layer 3', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '5');
+    const payInTwoWindows = async (checkout: CheckoutPage) => {
+      const other = await otherWindow(checkout);
+      await Promise.all([checkout.payButton.click(), other.payButton.click()]);
+      await Promise.all([settled(checkout), settled(other)]);
+      return other;
+    };
+    const broken = await newCheckout(context);
+    await payInTwoWindows(broken.checkout);
+    expect(await chargeCount(broken.orderNo)).toBe(2);
+
+    await flip(lab, 'State machine', true);
+    const { checkout, orderNo } = await newCheckout(context);
+    const other = await payInTwoWindows(checkout);
+    const words = [await checkout.outcome.textContent(), await other.outcome.textContent()].join(' | ');
+    expect(words).toContain('Payment in progress');
+    expect(words).toContain('Answered by layer 3, state machine');
+    expect(await chargeCount(orderNo)).toBe(1);
+    expect(await lanesEndAt(lab, orderNo, 2)).toEqual(['bank', 'stateMachine']);
+  });
+
+  test('exercise 6: only the unique constraint, two sessions at once: one charge, the loser ends at layer 4', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '6');
+    const { checkout, orderNo } = await newCheckout(context);
+    const other = await otherWindow(checkout);
+    await Promise.all([checkout.payButton.click(), other.payButton.click()]);
+    await Promise.all([settled(checkout), settled(other)]);
+    expect(await chargeCount(orderNo)).toBe(1);
+    expect(await lanesEndAt(lab, orderNo, 2)).toEqual(['bank', 'uniqueConstraint']);
+  });
+
+  test('exercise 7: in the lab’s preset, a client that gives up after 0.5 s: 409 with Retry-After, then the replayed 201, one charge', async ({
+    page: lab,
+  }) => {
+    await setUp(lab, '7');
+    const created = await lab.request.post('/api/orders', { data: {} });
+    const { orderNo } = (await created.json()) as { orderNo: string };
+    const attempt = () =>
+      lab.request
+        .post('/api/payments', {
+          headers: { 'idempotency-key': `pay-${orderNo}` },
+          data: { orderNo, amountCents: 4200 },
+          timeout: 500,
+        })
+        .catch(() => undefined);
+    expect(await attempt()).toBeUndefined(); // the bank takes 1.2 s: no answer within 0.5 s
+    const second = await attempt();
+    expect(second?.status()).toBe(409);
+    expect(second?.headers()['retry-after']).toBe('1');
+    await lab.waitForTimeout(1_000);
+    const third = await attempt();
+    expect(third?.status()).toBe(201);
+    expect(third?.headers()['idempotent-replayed']).toBe('true');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('exercise 8A: the bank fails before charging: nothing charged, and the same page pays after the fault is gone', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '8a');
+    const { checkout, orderNo } = await newCheckout(context);
+    await checkout.payButton.click();
+    await settled(checkout);
+    await expect(checkout.outcome).toContainText('Payment failed');
+    await expect(checkout.outcome).toContainText('Nothing was charged');
+    expect(await chargeCount(orderNo)).toBe(0);
+    await lab.getByLabel('Fail before charging').selectOption('none');
+    await expect
+      .poll(async () => (await (await lab.request.get('/api/lab/config')).json()).faults.bankFailure)
+      .toBe('none');
+    await checkout.payButton.click();
+    await expect(checkout.outcome).toContainText('Payment successful', { timeout: 10_000 });
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('exercise 8C: the charge’s answer is lost: the attempt asks the bank at once and answers with the charge it finds', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '8c');
+    const { checkout, orderNo } = await newCheckout(context);
+    await checkout.payButton.click();
+    await settled(checkout);
+    await expect(checkout.outcome).toContainText('Payment successful');
+    expect(await chargeCount(orderNo)).toBe(1);
+    await lab.goto(`/lab?order=${orderNo}`);
+    const bank = lab.locator(`li.lane[data-order-no="${orderNo}"] [data-step="bank"]`);
+    await expect(bank.filter({ hasText: 'unknown' })).toHaveCount(1, { timeout: 10_000 });
+    await expect(bank.filter({ hasText: 'confirmed' })).toHaveCount(1);
+  });
+
+  test('exercise 9: a page left open past its token’s life is told to reload, and pays once after the reload', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '9');
+    const { checkout, orderNo } = await newCheckout(context);
+    await testRedis().pexpire(`checkout:token:${orderNo}:s.${await sessionOf(context)}`, 1);
+    await checkout.payButton.click();
+    await settled(checkout);
+    await expect(checkout.outcome).toContainText('This page expired: reload to pay');
+    expect(await chargeCount(orderNo)).toBe(0);
+    await checkout.outcome.getByRole('link', { name: 'Reload to pay' }).click();
+    await checkout.payButton.click();
+    await expect(checkout.outcome).toContainText('Payment successful', { timeout: 10_000 });
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('exercise 11A: an attempt paused past its lease loses its claim to the retry: one charge', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '11a');
+    const { checkout, orderNo } = await newCheckout(context);
+    const other = await otherWindow(checkout);
+    await checkout.payButton.click();
+    await other.page.waitForTimeout(1_100);
+    await other.payButton.click();
+    await Promise.all([settled(checkout), settled(other)]);
+    expect(await chargeCount(orderNo)).toBe(1);
+    await lab.goto(`/lab?order=${orderNo}`);
+    await expect(lab.locator(`li.lane[data-order-no="${orderNo}"] [data-decision="takeover"]`).first()).toBeVisible({
+      timeout: 10_000,
+    });
+    await expect(lab.locator(`li.lane[data-order-no="${orderNo}"] [data-decision="lost"]`).first()).toBeVisible();
+  });
+
+  test('exercise 11B: a charge that lands late: the retry is told "in progress" by the reconciler, then PAID, one charge', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '11b');
+    const { checkout, orderNo } = await newCheckout(context);
+    const other = await otherWindow(checkout);
+    await checkout.payButton.click();
+    await settled(checkout);
+    await other.payButton.click();
+    await settled(other);
+    await expect(other.outcome).toContainText('Payment in progress');
+    await expect(other.outcome).toContainText('Answered by the reconciler');
+    await expect(other.status).toHaveText('PAID', { timeout: 20_000 });
+    await expect(other.outcome).toContainText('Payment successful');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('exercise 12: a key hashed from the parameters misses a double click; two lanes, two keys; the business key stops it', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '12');
+    const { checkout, orderNo } = await newCheckout(context);
+    await expect(checkout.page.getByRole('list', { name: 'Defences for this order' })).toContainText(
+      'key: hash of the parameters',
+    );
+    await checkout.payButton.dblclick();
+    await expect(checkout.chargeCount).toHaveText('Charged 2 times for one order!', { timeout: 15_000 });
+    await lab.goto(`/lab?order=${orderNo}`);
+    const keys = lab.locator(`li.lane[data-order-no="${orderNo}"] .lane-key`);
+    await expect(keys).toHaveCount(2, { timeout: 10_000 });
+    const [a, b] = await keys.allTextContents();
+    expect(a).toMatch(/^params:/);
+    expect(b).toMatch(/^params:/);
+    expect(a).not.toBe(b);
+
+    await lab.getByRole('radio', { name: /Business identity/ }).check();
+    await expect
+      .poll(async () => (await (await lab.request.get('/api/lab/config')).json()).keys.strategy)
+      .toBe('business');
+    const fixed = await newCheckout(context);
+    await fixed.checkout.payButton.dblclick();
+    await expect.poll(() => fixed.checkout.outcome.textContent(), { timeout: 15_000 }).toContain('Already paid');
+    expect(await chargeCount(fixed.orderNo)).toBe(1);
+  });
+});
