@@ -13,6 +13,8 @@ import {
   CONFIGURATIONS,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
+  rowCommand,
+  rowGrep,
   SCENARIOS,
   type Sees,
 } from './scenarios/matrix';
@@ -134,11 +136,13 @@ function cellText(cell: CellRecord | undefined): string {
   return `${charges}, ${cell.actual.sees}${mark}`;
 }
 
+/** The table, with a last column that reproduces each row: `npm run scenarios -- <that>`. */
 function table(shape: Shape, cells: CellRecord[]): string {
-  const head = `| Scenario | ${shape.columns.map((c) => c.title).join(' | ')} |`;
-  const rule = `|---|${shape.columns.map(() => '---').join('|')}|`;
+  const head = `| Scenario | ${shape.columns.map((c) => c.title).join(' | ')} | Reproduce |`;
+  const rule = `|---|${shape.columns.map(() => '---').join('|')}|---|`;
   const rows = shape.rows.map(
-    (s) => `| ${s.title} | ${shape.columns.map((c) => cellText(find(cells, s.id, c.id))).join(' | ')} |`,
+    (s) =>
+      `| ${s.title} | ${shape.columns.map((c) => cellText(find(cells, s.id, c.id))).join(' | ')} | \`${rowGrep(s.id)}\` |`,
   );
   return [head, rule, ...rows].join('\n');
 }
@@ -154,6 +158,7 @@ function markdown(
     '',
     'Each cell: what the card network recorded for the order (or, for the queue, how many receipts the customer got), and what the customer or the calling service saw at the end.',
     'Every cell is asserted against the declaration in `e2e/scenarios/matrix.ts`; ❌ marks a cell that differed.',
+    `The last column reproduces a row: \`${rowCommand(SCENARIOS[0]?.id ?? '')}\` runs the first one, every cell of it.`,
     run
       ? `\nRun ${run.runAt}, ${run.durationSeconds} s, ${run.machine}. ${failed === 0 ? 'All cells as declared.' : `${failed} cell(s) differ.`}`
       : '',

@@ -4,7 +4,7 @@
 // `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`; `--only scenarios` runs
 // the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images, `--only races`
 // runs the race explorer alone (`npm run races -- --schedules 20000`). Other arguments go to Playwright
-// (e.g. `npm run scenarios -- -g "Double click"`).
+// (e.g. `npm run scenarios -- -g "@double-click"`).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';

@@ -1,5 +1,9 @@
 import type { Metadata } from 'next';
+import Link from 'next/link';
+import { rowCommand } from '@/e2e/scenarios/matrix';
+import { exercisesOf } from '@/lib/lab/exercises';
 import { type MatrixCell, readLatestMatrix } from '@/lib/scenario-results';
+import styles from './scenarios.module.css';
 
 export const metadata: Metadata = { title: 'Scenarios' };
 export const dynamic = 'force-dynamic';
@@ -35,9 +39,11 @@ export default async function ScenariosPage() {
               ? 'Every cell matched its declaration.'
               : `${matrix.cells.filter((cell) => !cell.pass).length} cell(s) differed from the declaration.`}
           </p>
+          <Legend />
           <h2 id="proof-title">Which defence stops which duplicate</h2>
           <MatrixTable
             labelledBy="proof-title"
+            className={styles.proof}
             caption="Charges and what the customer saw, per scenario and configuration"
             columns={matrix.configurations}
             rows={matrix.scenarios}
@@ -53,6 +59,7 @@ export default async function ScenariosPage() {
               </p>
               <MatrixTable
                 labelledBy="keys-title"
+                className={styles.keys}
                 caption="Charges and what the customer saw, per scenario and key strategy, with layer 2 alone"
                 columns={matrix.keyStrategies.columns}
                 rows={matrix.keyStrategies.rows.map((row) => ({ ...row, note: `Missed: ${row.why}` }))}
@@ -66,18 +73,86 @@ export default async function ScenariosPage() {
   );
 }
 
+/** Every term a cell or a row shows, as the tables below show it. */
+function Legend() {
+  return (
+    <section aria-labelledby="legend-title">
+      <h2 id="legend-title">How to read the tables</h2>
+      <p className="small muted">
+        A cell is one run: a fresh order, the scenario played against it, then two counts. First what the card network
+        recorded, then what the customer (or the calling service) was shown at the end.
+      </p>
+      <dl className={styles.legend}>
+        <dt className={styles.once}>1 charge</dt>
+        <dd>The card was charged once: the duplicate was stopped.</dd>
+        <dt className={styles.more}>2 charges, 3, 20…</dt>
+        <dd>The duplicate was charged too: every charge the card network recorded for the order.</dd>
+        <dt>0 charges</dt>
+        <dd>Nothing was charged.</dd>
+        <dt>receipts</dt>
+        <dd>
+          In the queue’s row the count is of receipts sent to the customer, not charges: one payment, whose receipt
+          message is delivered again.
+        </dd>
+        <dt>paid</dt>
+        <dd>
+          “Payment successful” (an API caller: a plain 201): the answer the customer ended with came from a request that
+          charged the card itself. With 1 charge the duplicate never got that far (the pending UI kept it in the
+          browser, say); with more, it charged too.
+        </dd>
+        <dt>first outcome</dt>
+        <dd>
+          The duplicate got the first request’s own answer: its charge, replayed (“Already paid”; an API caller gets the
+          first response again, marked <code>Idempotent-Replayed: true</code>).
+        </dd>
+        <dt>already submitted</dt>
+        <dd>
+          The page’s one-time token was spent already: the duplicate was refused at once and sent nothing. It carries no
+          result: the order’s status shows the first payment’s.
+        </dd>
+        <dt>in progress</dt>
+        <dd>
+          Told to wait; the first request is still running, the final outcome follows (an API caller: 409 with{' '}
+          <code>Retry-After</code>).
+        </dd>
+        <dt>error</dt>
+        <dd>An error page or an error status (the gateway’s 504, say): the customer cannot tell whether they paid.</dd>
+        <dt>declared: …</dt>
+        <dd>
+          Outlined in red: the run differed from the cell declared in <code>e2e/scenarios/matrix.ts</code>, shown after
+          “declared”.
+        </dd>
+        <dt>·</dt>
+        <dd>The cell was not part of this run.</dd>
+        <dt>source</dt>
+        <dd>Where the duplicate comes from: the person, the client’s network, infrastructure retries, failover.</dd>
+        <dt>
+          <code>npm run scenarios -- -g "@…"</code>
+        </dt>
+        <dd>
+          Runs that row again (every cell of it) and prints it. “Set up in the lab” opens the lab with the exercise’s
+          settings, to play the row by hand.
+        </dd>
+      </dl>
+    </section>
+  );
+}
+
 type Row = { id: string; title: string; source: number; note?: string };
 
 function MatrixTable(props: {
   labelledBy: string;
+  className?: string;
   caption: string;
   columns: Array<{ id: string; title: string }>;
   rows: Row[];
   cells: MatrixCell[];
 }) {
   return (
-    <div className="table-scroll">
-      <table className="matrix" aria-labelledby={props.labelledBy}>
+    // Its own scroller (a named section: role region), focusable so that keyboard users can scroll it too.
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (axe scrollable-region-focusable)
+    <section className={styles.scroller} aria-labelledby={props.labelledBy} tabIndex={0}>
+      <table className={`${styles.matrix} ${props.className ?? ''}`} aria-labelledby={props.labelledBy}>
         <caption className="visually-hidden">{props.caption}</caption>
         <thead>
           <tr>
@@ -93,19 +168,19 @@ function MatrixTable(props: {
           {props.rows.map((row) => (
             <tr key={row.id}>
               <th scope="row">
-                {row.title}
-                <span className="small muted block">source: {SOURCES[row.source] ?? row.source}</span>
-                {row.note ? <span className="small muted block">{row.note}</span> : null}
+                <span className={styles.scenario}>{row.title}</span>
+                <span className={`${styles.meta} muted`}>source: {SOURCES[row.source] ?? row.source}</span>
+                {row.note ? <span className={`${styles.meta} muted`}>{row.note}</span> : null}
+                <code className={styles.command}>{rowCommand(row.id)}</code>
+                <Exercises scenarioId={row.id} />
               </th>
               {props.columns.map((column) => {
                 const cell = props.cells.find((c) => c.scenario === row.id && c.configuration === column.id);
                 if (!cell) return <td key={column.id}>·</td>;
                 const charges = cell.actual.chargeCount;
+                const tone = charges > 1 ? styles.more : charges === 1 ? styles.once : '';
                 return (
-                  <td
-                    key={column.id}
-                    className={`${charges > 1 ? 'cell-double' : charges === 1 ? 'cell-once' : 'cell-none'} ${cell.pass ? '' : 'cell-differs'}`}
-                  >
+                  <td key={column.id} className={`${tone} ${cell.pass ? '' : styles.differs}`}>
                     <strong>
                       {charges} {cell.counts === 'receipts' ? 'receipt' : 'charge'}
                       {charges === 1 ? '' : 's'}
@@ -123,6 +198,25 @@ function MatrixTable(props: {
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
+  );
+}
+
+/** The workshop's exercises this row belongs to, each a link that sets the lab up for it. */
+function Exercises({ scenarioId }: { scenarioId: string }) {
+  const exercises = exercisesOf(scenarioId);
+  if (exercises.length === 0) return null;
+  return (
+    <span className={styles.meta}>
+      Set up in the lab:{' '}
+      {exercises.map((exercise, i) => (
+        <span key={exercise.id}>
+          {i > 0 ? ', ' : null}
+          <Link href={`/lab?exercise=${exercise.id}`} prefetch={false}>
+            Exercise {exercise.id}
+          </Link>
+        </span>
+      ))}
+    </span>
   );
 }

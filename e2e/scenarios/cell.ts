@@ -14,9 +14,11 @@ import {
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_LAYERS,
   KEY_STRATEGY_ROWS,
+  KEY_STRATEGY_TAG,
   type KeyStrategy,
   type KeyStrategyRow,
   type Layers,
+  rowTag,
   SCENARIOS,
   type Scenario,
   type Sees,
@@ -36,7 +38,8 @@ export function scenario(id: string, run: (cell: CellContext) => Promise<Sees>):
   const declared = SCENARIOS.find((s) => s.id === id);
   if (!declared) throw new Error(`scenario ${id} is not declared in matrix.ts`);
   const keyRow = KEY_STRATEGY_ROWS.find((row) => row.scenario.id === id);
-  test.describe(`scenario: ${declared.title}`, () => {
+  // Tagged with its id: `npm run scenarios -- -g "@<id>"` runs this row and nothing else.
+  test.describe(`scenario: ${declared.title}`, { tag: rowTag(declared.id) }, () => {
     for (const configuration of CONFIGURATIONS) {
       // Layer 2 alone with business keys is the key-strategy matrix's first column too: one run, two cells.
       const alsoKeyCell = keyRow && configuration.id === 'request-key' ? keyRow : undefined;
@@ -66,7 +69,9 @@ export function scenario(id: string, run: (cell: CellContext) => Promise<Sees>):
 export function keyStrategyScenario(id: string, run: (cell: CellContext) => Promise<Sees>): void {
   const row = KEY_STRATEGY_ROWS.find((r) => r.scenario.id === id);
   if (!row) throw new Error(`scenario ${id} is not a row of the key-strategy matrix`);
-  test.describe(`scenario: ${row.scenario.title}`, () => keyStrategyCells(row, run, KEY_STRATEGIES));
+  test.describe(`scenario: ${row.scenario.title}`, { tag: rowTag(row.scenario.id) }, () =>
+    keyStrategyCells(row, run, KEY_STRATEGIES),
+  );
 }
 
 function keyStrategyCells(
@@ -76,7 +81,9 @@ function keyStrategyCells(
 ) {
   for (const strategy of strategies) {
     const column = KEY_STRATEGY_COLUMNS.find((c) => c.id === strategy);
-    test(`key strategy: ${column?.title ?? strategy}`, async ({ page, context, browser, request, db }, testInfo) => {
+    // `-g "@key-strategy"` runs these: the key-strategy matrix's cells that the proof matrix does not run.
+    const title = `key strategy: ${column?.title ?? strategy}`;
+    test(title, { tag: KEY_STRATEGY_TAG }, async ({ page, context, browser, request, db }, testInfo) => {
       const fixtures = { page, context, browser, request, db };
       const actual = await runCell(row.scenario, KEY_STRATEGY_LAYERS, strategy, run, fixtures);
       annotateKeyCell(testInfo, row, strategy, actual);

@@ -299,6 +299,23 @@ export const KEY_STRATEGY_ROWS: KeyStrategyRow[] = [
   },
 ];
 
+// Reproducing a row: every scenario's describe carries the tag `@<id>`, so one grep selects exactly its
+// tests (its eight configurations, and its key-strategy cells where it has some). The /scenarios page, the
+// matrix reporter's tables and the guides all print these; test/docs/test-selection.test.ts checks that
+// each selects exactly its row.
+
+/** The Playwright tag of a scenario's row. */
+export const rowTag = (id: string): `@${string}` => `@${id}`;
+
+/** The tag of the key-strategy cells that are runs of their own (every column but the proof matrix's own). */
+export const KEY_STRATEGY_TAG = '@key-strategy';
+
+/** The Playwright arguments that select one row: `-g "@<id>"`. */
+export const rowGrep = (id: string): string => `-g "${rowTag(id)}"`;
+
+/** The command that runs one row of the matrix (and prints it). */
+export const rowCommand = (id: string): string => `npm run scenarios -- ${rowGrep(id)}`;
+
 export type Cell = { charges: Charges; sees: Sees; answeredBy?: Switch };
 
 /** The declared outcome of a key-strategy cell: layer 2 stops the duplicate when the retry's key is the same. */
