@@ -35,7 +35,7 @@ export type ReceiptResult = 'sent' | 'duplicate' | 'skipped';
 export async function sendReceipt(
   fields: Record<string, string>,
   consumer: string,
-): Promise<{ result: ReceiptResult; owner?: string }> {
+): Promise<{ result: ReceiptResult; owner?: string; chargeId?: string }> {
   const outcome = parseOutcome(JSON.parse(fields.payload ?? 'null'));
   if (outcome?.status !== 'PAID') return { result: 'skipped' };
   const db = getDb();
@@ -50,9 +50,9 @@ export async function sendReceipt(
         select: { id: true },
       });
     });
-    return { result: 'sent', owner };
+    return { result: 'sent', owner, chargeId: outcome.chargeId };
   } catch (error) {
-    if (error instanceof DuplicateRecordError) return { result: 'duplicate', owner };
+    if (error instanceof DuplicateRecordError) return { result: 'duplicate', owner, chargeId: outcome.chargeId };
     throw error;
   }
 }
@@ -101,7 +101,7 @@ export async function consumeReceipts(
     const [id, list] = entry;
     const fields = toFields(list);
     const started = performance.now();
-    const { result, owner } = await sendReceipt(fields, consumer);
+    const { result, owner, chargeId } = await sendReceipt(fields, consumer);
     // One lane per message (its stream id), one step per delivery of it. Published before the ack, and
     // awaited: the lab's fault kills this consumer right after a first delivery.
     await publishTimelineEvent({
@@ -111,7 +111,8 @@ export async function consumeReceipts(
       instance: consumer,
       step: 'receipt',
       decision: result,
-      detail: `${redelivered ? 'redelivered' : 'delivered'} message ${id}: ${result === 'duplicate' ? 'receipt already sent (RECEIPT unique key)' : result}`,
+      // The charge the message is about: the payment lane whose bank step names it.
+      detail: `${redelivered ? 'redelivered' : 'delivered'} message ${id}${chargeId ? ` (charge ${chargeId})` : ''}: ${result === 'duplicate' ? 'receipt already sent (RECEIPT unique key)' : result}`,
       durationMs: Math.round(performance.now() - started),
       at: Date.now(),
       // The order's owner sees its receipts in their own lab (and the room, everyone's).

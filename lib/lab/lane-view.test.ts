@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { offsetsByOrder, planLane } from './lane-view.ts';
+import { offsetsByOrder, planLane, readDelivery } from './lane-view.ts';
 import type { TimelineEvent } from './timeline-event.ts';
 
 /** A lane as pay.ts marks it: [step, decision] in marking order. */
@@ -136,6 +136,22 @@ describe('a lane as the lab draws it', () => {
     );
     expect(steps(plan.path)).toEqual(['receipt sent', 'receipt duplicate']);
     expect(plan.endsAt).toBe('receipt');
+  });
+
+  it('reads a receipt delivery as the worker words it: its charge, and whether it was delivered again', () => {
+    const delivery = (detail: string) =>
+      readDelivery({ ...lane([['receipt', 'duplicate']], 'worker')[0], detail } as TimelineEvent);
+    expect(delivery('delivered message 1712-0 (charge ch_ab12): sent')).toEqual({
+      redelivered: false,
+      chargeId: 'ch_ab12',
+      result: 'sent',
+    });
+    expect(delivery('redelivered message 1712-0 (charge ch_ab12): receipt already sent (RECEIPT unique key)')).toEqual({
+      redelivered: true,
+      chargeId: 'ch_ab12',
+      result: 'receipt already sent (RECEIPT unique key)',
+    });
+    expect(delivery('delivered message 1712-0: sent').chargeId).toBeUndefined();
   });
 
   it('measures each lane from the first lane of the same order', () => {

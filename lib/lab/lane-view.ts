@@ -137,7 +137,12 @@ export function offsetsByOrder(
   return new Map(firsts.map(({ requestId, orderNo, at }) => [requestId, at - (start.get(orderNo) ?? at)]));
 }
 
-/** Whether an event of a receipt-worker lane is a redelivery (its consumer died before its ack). */
-export function isRedelivery(event: TimelineEvent): boolean {
-  return event.step === 'receipt' && /^redelivered\b/.test(event.detail ?? '');
+/**
+ * A receipt-worker step, as lib/events/receipts.ts words it: "delivered message 1712-0 (charge ch_…): sent".
+ * The worker's lane is one "send receipt" message (one is published each time an order is recorded PAID: twice
+ * for an order charged twice with layer 3 off); each step of it is one delivery of that message.
+ */
+export function readDelivery(event: TimelineEvent): { redelivered: boolean; chargeId?: string; result: string } {
+  const match = /^(re)?delivered message \S+?(?: \(charge (\S+)\))?: (.*)$/.exec(event.detail ?? '');
+  return { redelivered: match?.[1] === 're', chargeId: match?.[2], result: match?.[3] ?? event.decision };
 }
