@@ -1,8 +1,11 @@
 // The lab page: its switches and settings, across the tabs of one browser. Each browser session has a lab
 // of its own, so these tests change only their own and run beside every other spec (the global settings,
 // the presenter's, are tested by test/hostile/room.int.test.ts).
+import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
-import { CheckoutPage, chargeCount, expect, test } from './fixtures';
+import { exerciseSettings, findExercise } from '../lib/lab/exercises';
+import { SWITCHES } from '../lib/lab/layer-info';
+import { ALL_ON, CheckoutPage, chargeCount, createOrder, expect, test } from './fixtures';
 
 async function newOrderFromHome(page: Page): Promise<string> {
   await page.goto('/');
@@ -12,6 +15,15 @@ async function newOrderFromHome(page: Page): Promise<string> {
 }
 
 const switchNamed = (page: Page, name: string) => page.getByRole('switch', { name: new RegExp(name) });
+/** Opens one of the lab's folded groups of settings (they open by themselves when a value is not the default). */
+const unfold = (page: Page, title: string) => page.locator('summary', { hasText: title }).click();
+const myLab = async (page: Page) => (await page.request.get('/api/lab/config')).json();
+/** The whole lab an exercise is played in (lib/lab/exercises.ts). */
+function presetOf(id: string) {
+  const exercise = findExercise(id);
+  if (!exercise) throw new Error(`no exercise ${id}`);
+  return exerciseSettings(exercise);
+}
 
 test('the lab switches change behaviour without a restart, in every open tab', async ({ context }) => {
   const labA = await context.newPage();
@@ -60,6 +72,8 @@ test('the lab switches change behaviour without a restart, in every open tab', a
 
 test('the lease and the recovery faults are lab settings, saved from the lab page', async ({ page, request }) => {
   await page.goto('/lab');
+  await unfold(page, 'Claims');
+  await unfold(page, 'More faults');
   const lease = page.getByLabel('Lease (ms)');
   await expect(lease).toBeEnabled();
   await lease.fill('1000');
@@ -88,6 +102,7 @@ test('layer 2’s key strategy is chosen on the lab page, each explained in a se
   request,
 }) => {
   await page.goto('/lab');
+  await unfold(page, 'Layer 2’s key');
   const strategies = page.getByRole('group', { name: 'Layer 2’s key' });
   await expect(strategies.getByRole('radio')).toHaveCount(3);
   await expect(strategies.getByRole('radio', { name: /Business identity/ })).toBeChecked();
@@ -136,4 +151,86 @@ test('GET /api/lab/config returns the whole; PUT merges a partial change', async
   expect((await bad.json()).errors[0].field).toBe('layers.token');
   const reset = await request.post('/api/lab/reset');
   expect((await reset.json()).layers.token).toBe(true);
+});
+
+test.describe('at a projector’s 1366×768', () => {
+  test.use({ viewport: { width: 1366, height: 768 } });
+
+  test('the lab fits without scrolling: the preset, reset, the six switches, the latency and three lanes in 18 px type; axe finds nothing', async ({
+    page,
+    request,
+  }) => {
+    await page.goto('/lab'); // this browser's session: the lanes of its payments show in its lab
+    const orders = await Promise.all([0, 1, 2].map(() => createOrder(request, { layers: ALL_ON })));
+    for (const orderNo of orders) {
+      const paid = await page.request.post('/api/payments', {
+        headers: { 'idempotency-key': `projector-${orderNo}` },
+        data: { orderNo, amountCents: 4_200 },
+      });
+      expect(paid.status()).toBe(201);
+    }
+    await page.reload();
+    const lanes = page.locator('li.lane[data-ends-at="bank"]');
+    await expect(lanes).toHaveCount(3);
+
+    const visible = [
+      page.getByLabel('Exercise', { exact: true }),
+      page.getByRole('button', { name: /^Set up exercise/ }),
+      page.getByRole('button', { name: 'Reset: all on, no faults' }),
+      ...SWITCHES.map(({ name }) => switchNamed(page, name)),
+      page.getByLabel('Latency (ms)'),
+      lanes.nth(0),
+      lanes.nth(1),
+      lanes.nth(2),
+    ];
+    for (const element of visible) await expect(element).toBeInViewport({ ratio: 1 });
+    expect(await page.evaluate(() => window.scrollY)).toBe(0);
+
+    // Every text of a lane (its header, its steps) is at least 18 px at the default zoom; only what followed
+    // its end ("then: …") is smaller, on purpose.
+    const sizes = await lanes.first().evaluate((lane) =>
+      [...lane.querySelectorAll('*')]
+        .filter(
+          (element) =>
+            !element.closest('[data-consequence]') &&
+            element.getBoundingClientRect().width > 1 && // not the screen readers' text
+            [...element.childNodes].some((node) => node.nodeType === Node.TEXT_NODE && node.textContent?.trim()),
+        )
+        .map((element) => Number.parseFloat(getComputedStyle(element).fontSize)),
+    );
+    expect(sizes.length).toBeGreaterThan(8);
+    expect(Math.min(...sizes)).toBeGreaterThanOrEqual(18);
+
+    // Every folded group open too: axe reads them all.
+    for (const summary of await page.locator('summary').all()) await summary.click();
+    const results = await new AxeBuilder({ page }).analyze();
+    expect(results.violations.map((v) => `${v.id} (${v.impact}): ${v.help} (${v.nodes.length})`)).toEqual([]);
+  });
+});
+
+test('an exercise is set up in one click, exactly as its preset; ?exercise= offers it without applying it', async ({
+  page,
+}) => {
+  await page.goto('/lab');
+  const before = await myLab(page);
+  await page.goto('/lab?exercise=5');
+  await expect(page.getByLabel('Exercise', { exact: true })).toHaveValue('5');
+  await expect(page.getByRole('button', { name: 'Set up exercise 5' })).toBeEnabled();
+  expect(await myLab(page)).toEqual(before); // loading the page changed nothing
+
+  await page.getByLabel('Exercise', { exact: true }).selectOption('3');
+  await page.getByRole('button', { name: 'Set up exercise 3' }).click();
+  await expect(page.getByText('Set up: exercise 3, The refresh during a stall')).toBeVisible();
+  await expect.poll(() => myLab(page)).toEqual(presetOf('3'));
+
+  // A preset's rarer faults are never folded away.
+  await page.getByLabel('Exercise', { exact: true }).selectOption('11a');
+  await page.getByRole('button', { name: 'Set up exercise 11a' }).click();
+  await expect(page.getByText('Set up: exercise 11a, Claims die: a pause past the lease')).toBeVisible();
+  await expect(page.getByLabel(/Pause between the claim and the bank/)).toHaveValue('2500');
+  await expect(page.getByLabel('Lease (ms)')).toHaveValue('1000');
+  await expect.poll(() => myLab(page)).toEqual(presetOf('11a'));
+
+  await switchNamed(page, 'Bank key').check();
+  await expect(page.getByText('Custom', { exact: true })).toBeVisible();
 });

@@ -12,8 +12,19 @@ import { LabConsole } from './lab-console';
 export const metadata: Metadata = { title: 'Lab' };
 export const dynamic = 'force-dynamic';
 
-export default async function LabPage() {
+/** The first value of a query parameter, if it is a short plain word (it is only ever shown or matched). */
+function param(value: string | string[] | undefined): string | undefined {
+  const first = Array.isArray(value) ? value[0] : value;
+  return first !== undefined && /^[\w-]{1,40}$/.test(first) ? first : undefined;
+}
+
+/**
+ * `?exercise=3` offers exercise 3's preset (the guide and /scenarios link here); loading the page never
+ * applies it. `?order=ord_…` shows that order's lanes.
+ */
+export default async function LabPage({ searchParams }: PageProps<'/lab'>) {
   if (!env().LAB_ENABLED) notFound();
+  const query = await searchParams;
   // My lab: this browser session's own switches and lanes (each attendee of a workshop has one).
   const session = sessionIdOf(await cookies(), await headers());
   const me = session ? sessionScope(session) : undefined;
@@ -22,20 +33,18 @@ export default async function LabPage() {
     readTimeline(undefined, 200, me ? viewerOf(me) : undefined),
   ]);
   return (
-    <>
-      <h1>Lab</h1>
-      <p>
-        Switch a defence off, pay in another tab, and watch which layer stops the duplicate, or how the card gets
-        charged twice. This is your own lab: its switches apply at once to the checkouts you start (in every tab of this
-        browser), and nobody else’s; the timeline shows your requests. Orders created with their own <code>lab</code>{' '}
-        settings (the scenarios do this) keep them.
-      </p>
-      <LabConsole
-        initialSettings={settings}
-        initialEvents={events}
-        bankTimeoutMs={BANK_TIMEOUT_MS}
-        settlementWindowMs={BANK_SETTLEMENT_WINDOW_MS}
-      />
-    </>
+    <LabConsole
+      heading={
+        <h1 title="Your own lab: its switches apply at once to the checkouts this browser starts, in every tab, and nobody else’s. Orders created with their own lab settings (the scenarios do) keep them.">
+          Lab
+        </h1>
+      }
+      initialSettings={settings}
+      initialEvents={events}
+      bankTimeoutMs={BANK_TIMEOUT_MS}
+      settlementWindowMs={BANK_SETTLEMENT_WINDOW_MS}
+      initialExercise={param(query.exercise)}
+      initialOrder={param(query.order)}
+    />
   );
 }

@@ -7,7 +7,7 @@ import 'server-only';
 import { getDb } from '../db.ts';
 import { DuplicateRecordError, insertDedupRecord } from '../defences/dedup.ts';
 import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
-import { publishTimelineEvent } from '../lab/timeline.ts';
+import { publishTimelineEvent, viewerOf } from '../lab/timeline.ts';
 import { parseOutcome } from '../payments/outcome.ts';
 import { getRedis } from '../redis.ts';
 import { EVENTS_STREAM } from './relay.ts';
@@ -28,12 +28,19 @@ export async function ensureReceiptsGroup(): Promise<void> {
 
 export type ReceiptResult = 'sent' | 'duplicate' | 'skipped';
 
-/** Sends the receipt for one event, once per order (when layer 4 is on for the order). */
-export async function sendReceipt(fields: Record<string, string>, consumer: string): Promise<ReceiptResult> {
+/**
+ * Sends the receipt for one event, once per order (when layer 4 is on for the order). `owner`: the order's
+ * owner, whose lab shows the delivery.
+ */
+export async function sendReceipt(
+  fields: Record<string, string>,
+  consumer: string,
+): Promise<{ result: ReceiptResult; owner?: string; chargeId?: string }> {
   const outcome = parseOutcome(JSON.parse(fields.payload ?? 'null'));
-  if (outcome?.status !== 'PAID') return 'skipped';
+  if (outcome?.status !== 'PAID') return { result: 'skipped' };
   const db = getDb();
-  const order = await db.order.findUnique({ where: { orderNo: outcome.orderNo }, select: { lab: true } });
+  const order = await db.order.findUnique({ where: { orderNo: outcome.orderNo }, select: { lab: true, owner: true } });
+  const owner = order?.owner ?? undefined;
   const { layers } = settingsForOrder(await getLabSettings(), order?.lab);
   try {
     await db.$transaction(async (tx) => {
@@ -43,9 +50,9 @@ export async function sendReceipt(fields: Record<string, string>, consumer: stri
         select: { id: true },
       });
     });
-    return 'sent';
+    return { result: 'sent', owner, chargeId: outcome.chargeId };
   } catch (error) {
-    if (error instanceof DuplicateRecordError) return 'duplicate';
+    if (error instanceof DuplicateRecordError) return { result: 'duplicate', owner, chargeId: outcome.chargeId };
     throw error;
   }
 }
@@ -94,17 +101,22 @@ export async function consumeReceipts(
     const [id, list] = entry;
     const fields = toFields(list);
     const started = performance.now();
-    const result = await sendReceipt(fields, consumer);
-    publishTimelineEvent({
+    const { result, owner, chargeId } = await sendReceipt(fields, consumer);
+    // One lane per message (its stream id), one step per delivery of it. Published before the ack, and
+    // awaited: the lab's fault kills this consumer right after a first delivery.
+    await publishTimelineEvent({
       requestId: `rcpt-${id}`,
       orderNo: fields.key ?? '',
       channel: 'worker',
       instance: consumer,
       step: 'receipt',
       decision: result,
-      detail: `${redelivered ? 'redelivered' : 'delivered'} message ${id}: ${result === 'duplicate' ? 'receipt already sent (RECEIPT unique key)' : result}`,
+      // The charge the message is about: the payment lane whose bank step names it.
+      detail: `${redelivered ? 'redelivered' : 'delivered'} message ${id}${chargeId ? ` (charge ${chargeId})` : ''}: ${result === 'duplicate' ? 'receipt already sent (RECEIPT unique key)' : result}`,
       durationMs: Math.round(performance.now() - started),
       at: Date.now(),
+      // The order's owner sees its receipts in their own lab (and the room, everyone's).
+      viewers: owner ? [viewerOf(owner)] : [],
     });
     if (!redelivered) await options.beforeAck?.(fields.key ?? '', result);
     await redis.xack(EVENTS_STREAM, RECEIPTS_GROUP, id);

@@ -4,6 +4,7 @@
 // the running app and checks the status and the body against the documented schema.
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import { BrowserEventSchema } from '../lab/browser-event.ts';
 import { OrderNoSchema } from '../payments/order-no.ts';
 import {
   CheckoutToken,
@@ -356,6 +357,37 @@ export function openApiDocument() {
             '200': { description: 'The events.', content: { 'application/json': { schema: TimelinePage } } },
             '400': problems('`after` is not a stream id.', ['validation']),
             '404': labDisabled,
+          },
+        },
+        post: {
+          operationId: 'reportBrowserEvent',
+          tags: ['lab'],
+          summary: 'A click the checkout page swallowed (layer 0), drawn as a lane of its own',
+          description:
+            'Sent by the checkout page (its session cookie, not an X-Client-Id) when its pending UI swallows a click while a payment is in flight: no request left the page, so only the page can tell the lab. The lane, "0 Pending UI stopped", is shown in the lab of that session and of the order’s owner.',
+          requestBody: {
+            content: {
+              'application/json': {
+                schema: BrowserEventSchema.meta({
+                  id: 'BrowserEvent',
+                  example: { orderNo: EXAMPLE_ORDER_NO, event: 'click-swallowed' },
+                }),
+              },
+            },
+          },
+          responses: {
+            '204': { description: 'On the timeline.' },
+            '400': problems('No session (a service cannot report a click), or an invalid field, named in `errors`.', [
+              'missing-caller',
+              'validation',
+              'malformed-json',
+            ]),
+            '404': problems('No such order for this session, or the lab is turned off.', [
+              'order-not-found',
+              'not-found',
+            ]),
+            '415': problems('The body is not JSON.', ['unsupported-media-type']),
+            '429': problems('Too many reports from this session in the last minute.', ['rate-limited']),
           },
         },
         delete: {

@@ -8,7 +8,8 @@ import { env } from '../env.ts';
 import { getRedis } from '../redis.ts';
 import { problem } from './problem.ts';
 
-export type Limited = 'orders' | 'payments';
+/** `clicks`: the clicks a checkout page reports it swallowed (layer 0), counted apart, as many as payments. */
+export type Limited = 'orders' | 'payments' | 'clicks';
 
 const limiters = new Map<Limited, RateLimiterRedis>();
 

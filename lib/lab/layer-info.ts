@@ -60,6 +60,7 @@ export const KEY_STRATEGY_INFO: Record<KeyStrategy, { name: string; explains: st
 
 const STEP_NAMES: Record<TimelineStep, string> = {
   request: 'Request',
+  pendingUi: '0 Pending UI',
   token: '1 Token',
   requestKey: '2 Request key',
   stateMachine: '3 State machine',

@@ -1,7 +1,8 @@
 // One step of one payment request, as the lab's timeline shows it. Pure types, shared with the browser.
 import type { Layer } from './settings.ts';
 
-export type TimelineStep = Layer | 'request' | 'bank' | 'reconcile' | 'outcome' | 'gateway' | 'receipt';
+/** Layer 0's step is the browser's: a click it swallowed, reported by the page (POST /api/lab/timeline). */
+export type TimelineStep = Layer | 'pendingUi' | 'request' | 'bank' | 'reconcile' | 'outcome' | 'gateway' | 'receipt';
 
 export type TimelineEvent = {
   /** One lane per request. */

@@ -14,10 +14,13 @@ const BATCH_MS = 25;
 let gathered: TimelineEvent[] = [];
 let publishing: NodeJS.Timeout | undefined;
 
-function append(events: TimelineEvent[]): void {
-  getRedis()
+function append(events: TimelineEvent[]): Promise<void> {
+  return getRedis()
     .xadd(TIMELINE_KEY, 'MAXLEN', '~', MAX_ENTRIES, '*', 'events', JSON.stringify(events))
-    .catch((error: Error) => console.error(`[timeline] not published: ${error.message}`));
+    .then(
+      () => undefined,
+      (error: Error) => console.error(`[timeline] not published: ${error.message}`),
+    );
 }
 
 /**
@@ -33,13 +36,16 @@ export function publishTimelineEvents(events: TimelineEvent[]): void {
     publishing = undefined;
     const batch = gathered;
     gathered = [];
-    append(batch);
+    void append(batch);
   }, BATCH_MS);
 }
 
-/** Publishes one event at once (the receipt worker's, which may be killed right after on purpose). */
-export function publishTimelineEvent(event: TimelineEvent): void {
-  if (env().LAB_ENABLED) append([event]);
+/**
+ * Publishes one event at once (the receipt worker's, which may be killed right after on purpose; a click the
+ * browser swallowed, whose report is answered once the event is on the timeline). Never rejects.
+ */
+export function publishTimelineEvent(event: TimelineEvent): Promise<void> {
+  return env().LAB_ENABLED ? append([event]) : Promise.resolve();
 }
 
 export type Lane = {

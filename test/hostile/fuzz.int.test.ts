@@ -280,7 +280,7 @@ describe('a method a route does not take', () => {
     '/api/payments': ['POST'],
     '/api/lab/config': ['GET', 'HEAD', 'PUT'],
     '/api/lab/reset': ['POST'],
-    '/api/lab/timeline': ['GET', 'HEAD', 'DELETE'],
+    '/api/lab/timeline': ['GET', 'HEAD', 'POST', 'DELETE'],
     '/api/openapi.json': ['GET', 'HEAD'],
   };
   it('is a 405 with Allow and a problem, and changes nothing', async () => {

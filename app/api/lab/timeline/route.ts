@@ -1,11 +1,15 @@
 import type { NextRequest } from 'next/server';
 import { z } from 'zod';
+import { readJsonBody } from '@/lib/http/body';
 import { sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
 import { isPresenter, presenterOnly } from '@/lib/http/presenter';
-import { json, validationProblem, withProblems } from '@/lib/http/problem';
+import { json, problem, validationProblem, withProblems } from '@/lib/http/problem';
+import { limitRate } from '@/lib/http/rate-limit';
 import { refuseCrossSite } from '@/lib/http/same-origin';
+import { BrowserEventSchema } from '@/lib/lab/browser-event';
+import { recordSwallowedClick } from '@/lib/lab/swallowed-click';
 import { clearTimeline, readTimeline, viewerOf } from '@/lib/lab/timeline';
 
 const MAX_U64 = 2n ** 64n - 1n;
@@ -49,5 +53,31 @@ export const DELETE = withProblems(async (request: NextRequest): Promise<Respons
   return new Response(null, { status: 204 });
 });
 
+/**
+ * What only the browser sees, reported by the checkout page (lib/ui/report-swallowed-click.ts): a click the
+ * pending UI swallowed (layer 0). It becomes a lane of its own, "0 Pending UI stopped", in the lab of the
+ * page's session and of the order's owner. 204; 404 for an order this session may not use.
+ */
+export const POST = withProblems(async (request: NextRequest): Promise<Response> => {
+  const disabled = labDisabled() ?? refuseCrossSite(request);
+  if (disabled) return disabled;
+  const session = sessionCallerOf(request);
+  if (!session) {
+    return problem(400, 'missing-caller', 'Who is calling?', {
+      detail: 'Only a checkout page reports what its browser did: send its session cookie.',
+      errors: [{ field: 'Cookie', message: 'must carry the session of the checkout page' }],
+    });
+  }
+  const limited = await limitRate('clicks', session);
+  if (limited) return limited;
+  const body = await readJsonBody(request, BrowserEventSchema);
+  if (!body.ok) return body.response;
+  const { orderNo } = body.value;
+  if (!(await recordSwallowedClick(orderNo, session))) {
+    return problem(404, 'order-not-found', 'Order not found', { detail: `No order ${orderNo}.` });
+  }
+  return new Response(null, { status: 204 });
+});
+
 /** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */
-export const { POST, PUT, PATCH, OPTIONS } = otherMethods('GET', 'DELETE');
+export const { PUT, PATCH, OPTIONS } = otherMethods('GET', 'POST', 'DELETE');

@@ -1,0 +1,331 @@
+'use client';
+// The lab's timeline: one lane per request, newest first. Each lane reads left to right in the layers' order
+// and ends at the step that ended the request (the layer that stopped it, or the bank), with what followed
+// as its consequence; each lane says when it began relative to the first lane of its order.
+import { useMemo, useRef, useState } from 'react';
+import { defencesOf, type LanePlan, offsetsByOrder, planLane, readDelivery } from '@/lib/lab/lane-view';
+import { colourOf, SWITCHES, stepName } from '@/lib/lab/layer-info';
+import type { TimelineEvent, TimelineStep } from '@/lib/lab/timeline-event';
+import { useEvery } from '@/lib/ui/use-polling';
+import styles from './lab.module.css';
+
+export type StoredEvent = TimelineEvent & { id: string; streamId: string };
+
+const LANES_SHOWN = 30;
+
+type LaneView = { requestId: string; first: StoredEvent; events: StoredEvent[] };
+
+export function Timeline({
+  initialEvents,
+  scope,
+  initialFilter = '',
+}: {
+  initialEvents: StoredEvent[];
+  scope: 'mine' | 'room';
+  initialFilter?: string;
+}) {
+  const [events, setEvents] = useState<StoredEvent[]>(initialEvents);
+  const [filter, setFilter] = useState(initialFilter);
+  const lastId = useRef(initialEvents.at(-1)?.streamId);
+
+  useEvery(700, async () => {
+    const query = new URLSearchParams(scope === 'room' ? { scope: 'room' } : {});
+    if (lastId.current) query.set('after', lastId.current);
+    const response = await fetch(`/api/lab/timeline?${query}`, { cache: 'no-store' });
+    if (!response.ok) return;
+    const { events: fresh } = (await response.json()) as { events: StoredEvent[] };
+    if (fresh.length === 0) return;
+    lastId.current = fresh.at(-1)?.streamId;
+    setEvents((current) => [...current, ...fresh].slice(-3000));
+  });
+
+  const { lanes, offsets, lanesPerOrder, clustered } = useMemo(() => {
+    const byRequest = new Map<string, LaneView>();
+    for (const event of events) {
+      const lane = byRequest.get(event.requestId);
+      if (lane) lane.events.push(event);
+      else byRequest.set(event.requestId, { requestId: event.requestId, first: event, events: [event] });
+    }
+    const all = [...byRequest.values()];
+    // How many lanes each order has: the first of several says "first", a lone one needs no offset.
+    const perOrder = new Map<string, number>();
+    for (const lane of all) perOrder.set(lane.first.orderNo, (perOrder.get(lane.first.orderNo) ?? 0) + 1);
+    const wanted = filter.trim().toLowerCase();
+    return {
+      lanes: all
+        .filter((lane) => !wanted || lane.first.orderNo.toLowerCase().includes(wanted))
+        .reverse()
+        .slice(0, LANES_SHOWN),
+      offsets: offsetsByOrder(all.map((lane) => lane.first)),
+      lanesPerOrder: perOrder,
+      // Which instance handled a request matters when there are several (npm run demo:cluster).
+      clustered:
+        new Set(all.filter((lane) => lane.first.channel !== 'worker').map((lane) => lane.first.instance)).size > 1,
+    };
+  }, [events, filter]);
+
+  // An attendee clears their own view; the presenter empties the timeline for the room.
+  const clear = async () => {
+    if (scope === 'room') await fetch('/api/lab/timeline', { method: 'DELETE' }).catch(() => undefined);
+    setEvents([]);
+  };
+
+  return (
+    <section className={`${styles.panel} ${styles.timeline}`} aria-labelledby="timeline-title">
+      <div className={styles.timelineHead}>
+        <h2 id="timeline-title">Timeline</h2>
+        <div className={styles.filter}>
+          <label htmlFor="order-filter">Order</label>
+          <input
+            id="order-filter"
+            type="search"
+            value={filter}
+            placeholder="ord_…"
+            onChange={(event) => setFilter(event.target.value)}
+          />
+          <button
+            type="button"
+            className="button secondary"
+            onClick={() => setFilter('')}
+            disabled={filter === ''}
+            title="Show every order’s lanes"
+          >
+            Clear filter
+          </button>
+          <button type="button" className="button secondary" onClick={clear}>
+            Clear timeline
+          </button>
+        </div>
+      </div>
+      <div className={styles.laneScroll}>
+        {lanes.length === 0 ? (
+          <p className={styles.empty}>
+            {filter
+              ? `No requests for ${filter} yet.`
+              : 'No requests yet. Start a checkout in another tab and pay: each request gets a lane here, newest first, read left to right.'}
+          </p>
+        ) : null}
+        <ol className={`lanes ${styles.laneList}`} aria-label="Requests">
+          {lanes.map((lane) => (
+            <Lane
+              key={lane.requestId}
+              lane={lane}
+              offsetMs={(lanesPerOrder.get(lane.first.orderNo) ?? 0) > 1 ? offsets.get(lane.requestId) : undefined}
+              showInstance={clustered}
+              onOrder={setFilter}
+            />
+          ))}
+        </ol>
+      </div>
+    </section>
+  );
+}
+
+const ms = (value: number) => `${value.toLocaleString('en-GB')} ms`;
+
+/**
+ * Decisions whose detail is routine (a key, a fence, a row): kept for screen readers and the tooltip, not
+ * drawn, so a lane stays two lines on a projector. What stopped a request, or went wrong, is always drawn.
+ */
+const ROUTINE = new Set(['passed', 'claimed', 'inserted', 'sent', 'completed', 'received']);
+const detailClass = (decision: string) => (ROUTINE.has(decision) ? 'visually-hidden' : styles.stepDetail);
+
+/** "layer 3" for a defence (its name follows, on the step); the reconciler otherwise. */
+function stopperOf(step: TimelineStep): string {
+  const layer = SWITCHES.find((s) => s.key === step);
+  return layer ? `layer ${layer.number}` : stepName(step);
+}
+
+/** A step's own time, when it is worth reading: a few milliseconds are noise on a projector. */
+const STEP_MS_SHOWN = 10;
+
+function Lane({
+  lane,
+  offsetMs,
+  showInstance,
+  onOrder,
+}: {
+  lane: LaneView;
+  offsetMs: number | undefined;
+  showInstance: boolean;
+  onOrder: (orderNo: string) => void;
+}) {
+  const { first } = lane;
+  const plan = planLane(lane.events);
+  const total = lane.events.reduce((sum, event) => sum + event.durationMs, 0);
+  const worker = first.channel === 'worker';
+  // Layer 2's key, as its steps name it ("key order:…: …"): two lanes of one order with two keys stand out.
+  const key = lane.events
+    .map((event) => (event.step === 'requestKey' ? /^key (\S+?):? /.exec(event.detail ?? '')?.[1] : undefined))
+    .find(Boolean);
+  const defences = defencesOf(plan.received);
+  const running = plan.endsAt === undefined;
+  // A worker's lane is one message, about one charge: the payment lane whose bank step names that charge.
+  const charge = worker ? lane.events.map((event) => readDelivery(event).chargeId).find(Boolean) : undefined;
+  return (
+    <li
+      className="lane"
+      data-request-id={lane.requestId}
+      data-order-no={first.orderNo}
+      data-channel={first.channel}
+      data-ends-at={plan.endsAt}
+      data-ended={plan.endKind}
+    >
+      <div className={styles.laneHead}>
+        <span className={styles.clock}>{new Date(first.at).toLocaleTimeString('en-GB')}</span>
+        {offsetMs !== undefined ? (
+          <span className={styles.offset} title="Since the first request of this order">
+            {offsetMs === 0 ? 'first' : `+${ms(offsetMs)}`}
+          </span>
+        ) : null}
+        {first.orderNo ? (
+          <button
+            type="button"
+            className={styles.orderButton}
+            onClick={() => onOrder(first.orderNo)}
+            title="Show only this order’s lanes"
+          >
+            {first.orderNo}
+          </button>
+        ) : null}
+        {worker ? (
+          <span
+            title={`Message ${lane.requestId.replace(/^rcpt-/, '')} of the payments stream, read by ${first.instance}`}
+          >
+            Receipt worker: “send receipt”
+            {charge ? (
+              <>
+                {' '}
+                for charge <span className={styles.charge}>{charge}</span>
+              </>
+            ) : null}
+          </span>
+        ) : (
+          <span title={first.instance}>
+            {first.channel}
+            {showInstance ? <span className={styles.soft}> on {first.instance}</span> : null}
+          </span>
+        )}
+        {key ? (
+          <span className={styles.laneKey} title={`Layer 2’s key: ${key}`}>
+            {key}
+          </span>
+        ) : null}
+        {defences ? <span className={styles.soft}>defences {defences}</span> : null}
+        {running ? (
+          <span className={styles.total}>running…</span>
+        ) : total > 0 ? (
+          <span className={`${styles.soft} ${styles.total}`}>{ms(total)}</span>
+        ) : null}
+      </div>
+      <ol className={`steps ${styles.path}`}>
+        {plan.path.map((event, index) =>
+          event === plan.end ? (
+            <EndStep key={event.id} event={event} plan={plan} />
+          ) : (
+            <Step key={event.id} event={event} label={worker ? deliveryLabel(event, index) : undefined} />
+          ),
+        )}
+        {plan.outcome ? (
+          <li
+            className={`${styles.step} ${styles.outcome}`}
+            data-step="outcome"
+            data-decision={plan.outcome.decision}
+            title={plan.outcome.detail}
+          >
+            <span className={styles.stepName}>Outcome</span>
+            <span>{plan.outcome.decision.replaceAll('_', ' ')}</span>
+            {plan.outcome.detail ? (
+              <span className={detailClass(plan.outcome.decision)}>{plan.outcome.detail}</span>
+            ) : null}
+          </li>
+        ) : null}
+      </ol>
+    </li>
+  );
+}
+
+/**
+ * A receipt-worker step is one delivery of the lane's message to the consumer group: the first, or one taken
+ * over from a consumer that died before its ack (XAUTOCLAIM), answered "duplicate" when layer 4's RECEIPT row
+ * shows the receipt went out already.
+ */
+function deliveryLabel(event: StoredEvent, index: number): { name: string; detail?: string } {
+  const { redelivered, result } = readDelivery(event);
+  return {
+    name: `Delivery ${index + 1}${redelivered ? ' (redelivered: a consumer died before its ack)' : ''}`,
+    detail: result === event.decision ? undefined : result,
+  };
+}
+
+function Step({ event, label }: { event: StoredEvent; label?: { name: string; detail?: string } }) {
+  const detail = label ? label.detail : event.detail;
+  // A layer that is off: its number, dashed in its colour (its name in the tooltip), so the path stays short.
+  const off = event.decision === 'off';
+  const layer = SWITCHES.find((s) => s.key === event.step);
+  return (
+    <li
+      className={styles.step}
+      style={{ borderColor: colourOf(event.step) }}
+      title={off ? `${stepName(event.step)}: off` : event.detail}
+      data-step={event.step}
+      data-decision={event.decision}
+    >
+      {off && layer ? (
+        <span className={styles.stepName}>
+          {layer.number}
+          <span className="visually-hidden"> {layer.name}</span>
+        </span>
+      ) : (
+        <span className={styles.stepName}>{label?.name ?? stepName(event.step)}</span>
+      )}
+      <span>{event.decision}</span>
+      {detail && !off ? <span className={detailClass(event.decision)}>{detail}</span> : null}
+      {event.durationMs >= STEP_MS_SHOWN ? <span className={styles.stepMs}>{ms(event.durationMs)}</span> : null}
+    </li>
+  );
+}
+
+/** The step that ended the lane, its detail in full, then what followed it ("then: …"). */
+function EndStep({ event, plan }: { event: StoredEvent; plan: LanePlan<StoredEvent> }) {
+  // A stop says who stopped it; the bank's end is drawn as an end, and said to screen readers.
+  const marker =
+    plan.endKind === 'bank'
+      ? undefined
+      : `Stopped here by ${stopperOf(event.step)}${event.decision === 'lost' ? ', which it lost' : ''}`;
+  const notReached = plan.notReached.map((off) => `${stepName(off.step)} (off)`).join(', ');
+  return (
+    <li
+      className={`${styles.step} ${styles.end}`}
+      style={{ borderColor: colourOf(event.step) }}
+      title={notReached ? `Not reached: ${notReached}` : undefined}
+      data-step={event.step}
+      data-decision={event.decision}
+      data-end="true"
+    >
+      <span className={styles.endLine}>
+        {marker ? (
+          <span className={styles.endMarker}>{marker}:</span>
+        ) : (
+          <span className={styles.endMarker}>
+            <span className="visually-hidden">Ended at the bank:</span>
+          </span>
+        )}
+        <span className={styles.stepName}>{stepName(event.step)}</span>
+        <span>{event.decision}</span>
+        {event.detail ? <span className={styles.stepDetail}>{event.detail}</span> : null}
+        {event.durationMs >= STEP_MS_SHOWN ? <span className={styles.stepMs}>{ms(event.durationMs)}</span> : null}
+      </span>
+      {plan.consequences.length > 0 ? (
+        <ol className={styles.consequences} aria-label="Then">
+          {plan.consequences.map((after) => (
+            <li key={after.id} data-step={after.step} data-decision={after.decision} data-consequence="true">
+              {stepName(after.step)} {after.decision}
+              {after.detail ? `: ${after.detail}` : ''}
+            </li>
+          ))}
+        </ol>
+      ) : null}
+    </li>
+  );
+}
