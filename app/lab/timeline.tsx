@@ -207,7 +207,7 @@ function Lane({
           </span>
         )}
         {key ? (
-          <span className={styles.laneKey} title={`Layer 2’s key: ${key}`}>
+          <span className={styles.laneKey} title={`Layer 2’s key: ${key}`} data-testid="lane-key">
             {key}
           </span>
         ) : null}
