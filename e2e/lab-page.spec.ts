@@ -5,7 +5,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { exerciseSettings, findExercise } from '../lib/lab/exercises';
 import { SWITCHES } from '../lib/lab/layer-info';
-import { ALL_ON, CheckoutPage, chargeCount, createOrder, expect, test } from './fixtures';
+import { ALL_ON, createOrder, expect, test } from './fixtures';
 
 async function newOrderFromHome(page: Page): Promise<string> {
   await page.goto('/');
@@ -25,18 +25,15 @@ function presetOf(id: string) {
   return exerciseSettings(exercise);
 }
 
-test('the lab switches change behaviour without a restart, in every open tab', async ({ context }) => {
+test('the lab switches apply without a restart, in every open tab and on an open checkout', async ({ context }) => {
   const labA = await context.newPage();
   const labB = await context.newPage();
   await labA.goto('/lab');
-  // This browser's lab: a slow bank, so the double click below has time to be a double.
-  await labA.request.put('/api/lab/config', { data: { faults: { bankLatencyMs: 800 } } });
   await labB.goto('/lab');
 
   // A checkout already open in its own tab, before anything is switched off.
   const checkoutTab = await context.newPage();
   const orderNo = await newOrderFromHome(checkoutTab);
-  const checkout = new CheckoutPage(checkoutTab);
   await expect(checkoutTab.getByRole('list', { name: 'Defences for this order' })).toContainText('0 Pending UI: on');
 
   for (const name of [
@@ -54,20 +51,12 @@ test('the lab switches change behaviour without a restart, in every open tab', a
   await expect(checkoutTab.getByRole('list', { name: 'Defences for this order' })).toContainText('0 Pending UI: off');
   await expect(checkoutTab.getByRole('list', { name: 'Defences for this order' })).toContainText('5 Bank key: off');
 
-  await checkout.payButton.dblclick();
-  await expect(checkout.chargeCount).toHaveText('Charged 2 times for one order!', { timeout: 15_000 });
-  expect(await chargeCount(orderNo)).toBe(2);
-
-  // Switched back on from the other tab: the next checkout is safe again.
+  // Switched back on from the other tab: the first tab and the open checkout follow. (What the switches do to a
+  // payment is the workshop's: e2e/workshop.spec.ts.)
   await labB.getByRole('button', { name: /Reset/ }).click();
   await expect(switchNamed(labA, 'State machine')).toBeChecked();
-  const safeTab = await context.newPage();
-  const safeOrder = await newOrderFromHome(safeTab);
-  const safe = new CheckoutPage(safeTab);
-  await safe.payButton.dblclick();
-  await expect(safe.outcome).toContainText('Payment successful');
-  await safeTab.waitForTimeout(1_000);
-  expect(await chargeCount(safeOrder)).toBe(1);
+  await expect(checkoutTab.getByRole('list', { name: 'Defences for this order' })).toContainText('0 Pending UI: on');
+  expect(orderNo).toMatch(/^ord_/);
 });
 
 test('the lease and the recovery faults are lab settings, saved from the lab page', async ({ page, request }) => {

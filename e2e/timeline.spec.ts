@@ -43,29 +43,6 @@ test('the timeline shows a duplicate stopped by layer 3 as a lane that ends at l
   await expect(stopped.locator('[data-step="bank"]')).toHaveCount(0);
 });
 
-test('the timeline shows the key each request used: under paramHash a double click is two keys, two charges', async ({
-  request,
-  page,
-}) => {
-  const orderNo = await createOrder(request, { layers: onlyLayers('requestKey'), keys: { strategy: 'paramHash' } });
-  const checkout = await new CheckoutPage(page).open(orderNo);
-  await expect(page.getByRole('list', { name: 'Defences for this order' })).toContainText(
-    '2 Request key: on (key: hash of the parameters)',
-  );
-  await checkout.payButton.dblclick();
-  await expect.poll(() => chargeCount(orderNo), { timeout: 10_000 }).toBe(2);
-
-  await page.goto('/lab');
-  await page.getByRole('searchbox').fill(orderNo);
-  const claimed = page.locator(
-    `li.lane[data-order-no="${orderNo}"][data-channel="browser"] [data-step="requestKey"][data-decision="claimed"]`,
-  );
-  await expect(claimed).toHaveCount(2);
-  const keys = (await claimed.allTextContents()).map((text) => /key (params:\S+)/.exec(text)?.[1]);
-  expect(keys.every((key) => key?.startsWith('params:'))).toBe(true);
-  expect(new Set(keys).size).toBe(2);
-});
-
 test('a lane stopped by layer 3 ends there, its key released as the consequence; both lanes in layer order', async ({
   page,
   request,

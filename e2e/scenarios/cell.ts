@@ -3,7 +3,7 @@
 // matrix reporter. The assertion is the declared cell: a difference either way fails.
 import type { APIRequestContext, Browser, BrowserContext, Locator, Page, TestInfo } from '@playwright/test';
 import { Redis } from 'ioredis';
-import { chargeCount, createOrder, expect, receiptCount, test } from '../fixtures';
+import { chargeCount, createOrder, expect, receiptCount, test, waitForAnswer } from '../fixtures';
 import {
   type Charges,
   CONFIGURATIONS,
@@ -155,7 +155,8 @@ export async function seesOn(page: Page): Promise<Sees> {
   const errorHeading = page.getByRole('heading', { name: 'Something went wrong' });
   await expect(outcome.or(errorHeading).first()).toBeVisible();
   if (await errorHeading.isVisible()) return 'error';
-  await expect(outcome).not.toHaveAttribute('data-answer', /^(idle|pending)$/, { timeout: 20_000 });
+  await waitForAnswer(page);
+  if (await errorHeading.isVisible()) return 'error';
   // Settled: not busy, and still not busy a moment later (a queued second submit starts right after).
   for (let calm = 0; calm < 2; ) {
     await expect(form).toHaveAttribute('aria-busy', 'false', { timeout: 20_000 });

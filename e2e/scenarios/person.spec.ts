@@ -33,8 +33,11 @@ scenario('two-tabs', async ({ browser, orderNo }) => {
 
 scenario('refresh', async ({ page, orderNo }) => {
   const pay = await openCheckout(page, orderNo);
+  // The payment has left the page (a reload before that would cancel it, not duplicate it) …
+  const sent = page.waitForRequest((request) => request.method() === 'POST' && request.url().includes('/checkout/'));
   await pay.click();
-  await page.waitForTimeout(300); // the bank is slow; the page seems stuck
+  await sent;
+  await page.waitForTimeout(300); // … and the bank is slow; the page seems stuck
   await page.reload(); // a new page: a new token, a fresh button
   const again = page.getByRole('button', { name: /Pay/ });
   await again.click();

@@ -3,6 +3,7 @@
 // heading of the guide, and every command the guide prints outside its exercise blocks is one a test runs
 // (e2e/guide.ts SETUP_COMMANDS). The exercise blocks themselves run in Playwright (e2e/workshop-guide.spec.ts).
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GUIDE_PATH, guideBlocks, SETUP_COMMANDS } from '../../e2e/guide';
 import { describePreset, EXERCISES } from '../../lib/lab/exercises';
@@ -31,6 +32,31 @@ describe('docs/workshop.md', () => {
       expect(headings).toContain(exercise.anchor);
     },
   );
+
+  it('counts its exercises as the data does, and so does the README', () => {
+    const numbers = new Set(EXERCISES.map((exercise) => exercise.id.replace(/[a-z]$/, '')));
+    const words = [
+      'zero',
+      'one',
+      'two',
+      'three',
+      'four',
+      'five',
+      'six',
+      'seven',
+      'eight',
+      'nine',
+      'ten',
+      'eleven',
+      'twelve',
+    ];
+    const count = words[numbers.size] ?? String(numbers.size);
+    expect(guide).toMatch(new RegExp(`^${count[0]?.toUpperCase()}${count.slice(1)} exercises`, 'm'));
+    expect(readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8')).toMatch(
+      new RegExp(`turns this into ${count} exercises`),
+    );
+    expect([...guide.matchAll(/^## (\d+)\. /gm)].map((match) => match[1])).toEqual([...numbers]);
+  });
 
   it('prints no command outside the exercise blocks that no test runs', () => {
     const setup = guideBlocks(guide).filter((block) => block.tag === undefined);
