@@ -14,7 +14,11 @@ test.describe('checkout', () => {
     await expect(checkout.payButton).toBeInViewport();
   });
 
-  test('double Enter with only the pending UI on: one request leaves the page', async ({ request, checkout, page }) => {
+  test('double Enter with only the pending UI on: one request leaves the page, and the lab sees the swallowed one', async ({
+    request,
+    checkout,
+    page,
+  }) => {
     const orderNo = await createOrder(request, {
       layers: { ...ALL_OFF, pendingUi: true },
       faults: { bankLatencyMs: 800 },
@@ -24,8 +28,18 @@ test.describe('checkout', () => {
     await page.keyboard.press('Enter');
     await page.keyboard.press('Enter');
     await expect(page.locator('form[aria-busy="true"]')).toBeVisible();
+    await expect(checkout.payButton).toHaveAttribute('aria-disabled', 'true');
     await expect(checkout.outcome).toContainText('Payment successful', { timeout: 15_000 });
-    await page.waitForTimeout(1_500); // a queued second request would have landed by now
+    // The Enter the pending UI swallowed left no request, but the page told the lab's timeline (layer 0).
+    await expect
+      .poll(async () => {
+        const { events } = (await (await page.request.get('/api/lab/timeline')).json()) as {
+          events: Array<{ orderNo: string; step: string; decision: string }>;
+        };
+        return events.filter((event) => event.orderNo === orderNo && event.step === 'pendingUi').map((e) => e.decision);
+      })
+      .toEqual(['stopped']);
+    await page.waitForTimeout(1_000); // a queued second request would have landed by now
     expect(await chargeCount(orderNo)).toBe(1);
   });
 

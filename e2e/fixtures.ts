@@ -78,9 +78,9 @@ export class CheckoutPage {
 }
 
 /**
- * Waits, frame by frame, until the checkout's outcome holds an answer (or the error page is shown). A web-first
- * assertion would do, but it polls at 100, 250, 500, then every 1000 ms: after a slow bank that is half a
- * second lost on average, in each of hundreds of cells.
+ * Waits until the checkout's outcome holds an answer (or the error page is shown), looking every 50 ms in the
+ * page. A web-first assertion would do, but it polls at 100, 250, 500, then every 1000 ms: after a slow bank
+ * that is half a second lost on average, in each of hundreds of cells.
  */
 export async function waitForAnswer(page: Page, timeout = 20_000): Promise<void> {
   await page.waitForFunction(
@@ -90,7 +90,7 @@ export async function waitForAnswer(page: Page, timeout = 20_000): Promise<void>
       return failed || (answer !== undefined && answer !== null && answer !== 'idle' && answer !== 'pending');
     },
     undefined,
-    { polling: 'raf', timeout },
+    { polling: 50, timeout },
   );
 }
 

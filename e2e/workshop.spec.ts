@@ -69,7 +69,7 @@ const settled = async (checkout: CheckoutPage) => {
 };
 
 test.describe('workshop', () => {
-  test('exercise 1: every defence off, a double click charges twice; the pending UI swallows the second click', async ({
+  test('exercise 1: every defence off, a double click charges twice, and every word on the page says so', async ({
     page: lab,
     context,
   }) => {
@@ -85,14 +85,6 @@ test.describe('workshop', () => {
     await expect(checkout.page.getByRole('region', { name: 'Order status' })).toContainText('PAID and charged 2 times');
     await expect(checkout.page.locator('main')).not.toContainText(/Payment successful|Already paid/);
     expect(await lanesEndAt(lab, orderNo, 2)).toEqual(['bank', 'bank']);
-
-    await flip(lab, 'Pending UI', true);
-    const fixed = await newCheckout(context);
-    await fixed.checkout.payButton.dblclick();
-    await expect(fixed.checkout.payButton).toHaveAttribute('aria-disabled', 'true');
-    await expect(fixed.checkout.outcome).toContainText('Payment successful', { timeout: 15_000 });
-    expect(await chargeCount(fixed.orderNo)).toBe(1);
-    expect(await lanesEndAt(lab, fixed.orderNo, 2)).toEqual(['bank', 'pendingUi']);
   });
 
   test('exercise 2: only the token, a double click: "Already submitted", answered by layer 1, one charge', async ({
@@ -109,7 +101,7 @@ test.describe('workshop', () => {
     expect(await lanesEndAt(lab, orderNo, 2)).toEqual(['bank', 'token']);
   });
 
-  test('exercise 3: the refresh during a stall charges twice under the token; the request key answers "in progress"', async ({
+  test('exercise 3: the refresh during a stall charges twice: the reloaded page has a new token', async ({
     page: lab,
     context,
   }) => {
@@ -126,16 +118,6 @@ test.describe('workshop', () => {
     const broken = await newCheckout(context);
     await payReloadPay(broken.checkout);
     await expect.poll(() => chargeCount(broken.orderNo), { timeout: 10_000 }).toBe(2);
-
-    await flip(lab, 'Request key', true);
-    const { checkout, orderNo } = await newCheckout(context);
-    await payReloadPay(checkout);
-    await expect(checkout.outcome).toContainText('Payment in progress');
-    await expect(checkout.outcome).toContainText('Answered by layer 2, request key');
-    // When the first payment is done, the answer turns into its outcome.
-    await expect(checkout.outcome).toContainText('Payment successful', { timeout: 10_000 });
-    expect(await chargeCount(orderNo)).toBe(1);
-    expect((await lanesEndAt(lab, orderNo, 2)).sort()).toEqual(['bank', 'requestKey']);
   });
 
   test('exercise 4: the answer is lost; the reload pays again under the token; the request key replays the first charge', async ({
@@ -168,7 +150,7 @@ test.describe('workshop', () => {
     expect(await chargeCount(orderNo)).toBe(1);
   });
 
-  test('exercise 5: two sessions pay at once: two charges without layer 3; with it, one, and the loser ends at layer 3', async ({
+  test('exercise 5: two sessions pay at once: each has its own token and key, so layers 0-2 let both charge', async ({
     page: lab,
     context,
   }) => {
@@ -182,19 +164,6 @@ test.describe('workshop', () => {
     const broken = await newCheckout(context);
     await payInTwoWindows(broken.checkout);
     expect(await chargeCount(broken.orderNo)).toBe(2);
-
-    await flip(lab, 'State machine', true);
-    const { checkout, orderNo } = await newCheckout(context);
-    const other = await payInTwoWindows(checkout);
-    // The loser was told "in progress" by layer 3; its words turn into the first payment's outcome once it is done.
-    const mine = await checkout.outcome.getAttribute('data-answer');
-    const theirs = await other.outcome.getAttribute('data-answer');
-    expect([mine, theirs].sort()).toEqual(['in_progress', 'paid']);
-    const loser = mine === 'in_progress' ? checkout : other;
-    await expect(loser.outcome).toContainText('Answered by layer 3, state machine');
-    await expect(loser.outcome).toContainText('Payment successful', { timeout: 10_000 });
-    expect(await chargeCount(orderNo)).toBe(1);
-    expect(await lanesEndAt(lab, orderNo, 2)).toEqual(['bank', 'stateMachine']);
   });
 
   test('exercise 6: only the unique constraint, two sessions at once: one charge, the loser ends at layer 4', async ({
@@ -210,28 +179,27 @@ test.describe('workshop', () => {
     expect(await lanesEndAt(lab, orderNo, 2)).toEqual(['bank', 'uniqueConstraint']);
   });
 
-  test('exercise 7: in the lab’s preset, a client that gives up after 0.5 s: 409 with Retry-After, then the replayed 201, one charge', async ({
+  test('exercise 7: in the lab’s preset, a client that gives up after 0.5 s: 409 with Retry-After, then the replayed answer, one charge', async ({
     page: lab,
   }) => {
     await setUp(lab, '7');
     const created = await lab.request.post('/api/orders', { data: {} });
     const { orderNo } = (await created.json()) as { orderNo: string };
-    const attempt = () =>
+    const attempt = (timeout: number) =>
       lab.request
         .post('/api/payments', {
           headers: { 'idempotency-key': `pay-${orderNo}` },
           data: { orderNo, amountCents: 4200 },
-          timeout: 500,
+          timeout,
         })
         .catch(() => undefined);
-    expect(await attempt()).toBeUndefined(); // the bank takes 1.2 s: no answer within 0.5 s
-    const second = await attempt();
+    expect(await attempt(500)).toBeUndefined(); // the bank takes 1.5 s: the client gives up after 0.5 s
+    const second = await attempt(10_000); // 0.5 s in: the first is still running
     expect(second?.status()).toBe(409);
     expect(second?.headers()['retry-after']).toBe('1');
-    await lab.waitForTimeout(1_000);
-    const third = await attempt();
-    expect(third?.status()).toBe(201);
-    expect(third?.headers()['idempotent-replayed']).toBe('true');
+    await expect
+      .poll(async () => (await attempt(10_000))?.headers()['idempotent-replayed'], { intervals: [1_000] })
+      .toBe('true');
     expect(await chargeCount(orderNo)).toBe(1);
   });
 
@@ -325,7 +293,7 @@ test.describe('workshop', () => {
     expect(await chargeCount(orderNo)).toBe(1);
   });
 
-  test('exercise 12: a key hashed from the parameters misses a double click; two lanes, two keys; the business key stops it', async ({
+  test('exercise 12: a key hashed from the parameters misses a double click: two lanes, two keys, two charges', async ({
     page: lab,
     context,
   }) => {
@@ -343,14 +311,5 @@ test.describe('workshop', () => {
     expect(a).toMatch(/^params:/);
     expect(b).toMatch(/^params:/);
     expect(a).not.toBe(b);
-
-    await lab.getByRole('radio', { name: /Business identity/ }).check();
-    await expect
-      .poll(async () => (await (await lab.request.get('/api/lab/config')).json()).keys.strategy)
-      .toBe('business');
-    const fixed = await newCheckout(context);
-    await fixed.checkout.payButton.dblclick();
-    await expect.poll(() => fixed.checkout.outcome.textContent(), { timeout: 15_000 }).toContain('Already paid');
-    expect(await chargeCount(fixed.orderNo)).toBe(1);
   });
 });

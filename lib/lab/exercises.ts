@@ -78,7 +78,7 @@ export const EXERCISES: Exercise[] = [
     id: '7',
     anchor: '7-service-to-service-retries-the-idempotency-key',
     title: 'Service-to-service retries',
-    preset: { faults: latency(1_200) },
+    preset: { faults: latency(1_500) },
     scenarios: ['client-retry'],
   },
   {
