@@ -33,6 +33,16 @@ export default defineConfig({
         '--disable-background-networking',
         '--disable-component-update',
         '--disable-sync',
+        // Two cores run the browser, the app, PostgreSQL and the tests: the browser is most of the CPU. One
+        // origin needs no site isolation, nor the features below; measured about 10% off the suite's time.
+        '--disable-site-isolation-trials',
+        '--disable-features=site-per-process,IsolateOrigins,Translate,OptimizationHints,MediaRouter,PaintHolding',
+        '--disable-renderer-backgrounding',
+        '--disable-backgrounding-occluded-windows',
+        '--disable-extensions',
+        '--mute-audio',
+        '--disable-breakpad',
+        '--disable-hang-monitor',
       ],
     },
   },
