@@ -1,5 +1,5 @@
 // `npm test`: every check, against real services that this script starts and stops itself.
-//   build → types, lint, unit + integration (vitest; real PostgreSQL and Redis) and Playwright (Chromium), side by side
+//   types → lint → build → unit + integration (vitest; real PostgreSQL and Redis) → Playwright (Chromium)
 // The services use their own ports and a throwaway data folder (.data/test): demo data is never touched.
 // `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`; `--only scenarios` runs
 // the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images, `--only races`
@@ -33,25 +33,11 @@ const log = (line: string) => console.log(`\n[test] ${line}`);
  * output meanwhile, or the server blocks writing its log (a blocked event loop once stalled every
  * backend that logged an error, such as layer 4's unique violations).
  */
-function run(
-  command: string,
-  args: string[],
-  env: NodeJS.ProcessEnv = process.env,
-  options: { quietUntilDone?: string } = {},
-): Promise<boolean> {
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   return new Promise((resolve) => {
-    // A command that runs beside another keeps its output until it is done, then prints it in one piece.
-    const held = options.quietUntilDone !== undefined;
-    const child = spawn(command, args, { cwd: ROOT, env, stdio: held ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
-    const output: Buffer[] = [];
-    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
-    const done = (ok: boolean) => {
-      if (held) log(`${options.quietUntilDone}, its output:\n${Buffer.concat(output).toString()}`);
-      resolve(ok);
-    };
-    child.on('error', () => done(false));
-    child.on('exit', (code) => done(code === 0));
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: 'inherit' });
+    child.on('error', () => resolve(false));
+    child.on('exit', (code) => resolve(code === 0));
   });
 }
 
@@ -151,27 +137,19 @@ async function main(): Promise<number> {
         return true;
       });
     }
+    await Promise.all([
+      checks(),
+      wanted('vitest') ? timed('unit + integration (vitest)', () => run(npx('vitest'), ['run'], env)) : true,
+    ]);
     if (wanted('races')) {
       await timed('race explorer (vitest)', () =>
         run(npx('vitest'), ['run', 'test/races/races.int.test.ts'], { ...env, RACE_SCHEDULES: schedules ?? '5000' }),
       );
     }
     const playwright = (args: string[]) => run(npx('playwright'), ['test', ...args, ...passThrough], env);
-    // The checks, the unit and integration tests and the browser suite run side by side: each of them mostly
-    // waits (on servers, on a slow bank), and one after the other they left a core idle for minutes. They
-    // share the services but not their data (vitest's workers use Redis databases 1-3, every test its own
-    // orders); vitest's output is printed once it is done, so the two do not interleave.
-    await Promise.all([
-      checks(),
-      wanted('vitest')
-        ? timed('unit + integration (vitest)', () =>
-            run(npx('vitest'), ['run'], env, { quietUntilDone: 'unit + integration (vitest) done' }),
-          )
-        : true,
-      wanted('e2e')
-        ? timed('end to end, scenarios included (Playwright)', () => playwright(['--project=chromium']))
-        : true,
-    ]);
+    if (wanted('e2e')) {
+      await timed('end to end, scenarios included (Playwright)', () => playwright(['--project=chromium']));
+    }
     if (wanted('scenarios')) {
       await timed('scenario matrix (Playwright)', () => playwright(['--project=chromium', 'e2e/scenarios']));
     }
