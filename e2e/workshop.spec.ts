@@ -6,11 +6,16 @@
 // (lib/payments/pay.int.test.ts, "detail 3"); 9's expired page is here, its foreign token in the matrix.
 import type { BrowserContext, Page } from '@playwright/test';
 import { exerciseSettings, findExercise } from '../lib/lab/exercises';
+import { planLane } from '../lib/lab/lane-view';
+import type { TimelineEvent } from '../lib/lab/timeline-event';
 import { CheckoutPage, chargeCount, expect, test, waitForAnswer } from './fixtures';
 import { sessionOf, testRedis } from './scenarios/cell';
 
-/** The lab of this browser, set up for the exercise by its button; resolves once the server has it. */
-async function setUp(lab: Page, id: string): Promise<void> {
+/**
+ * The lab of this browser, set up for the exercise by its button; resolves once the server has it. The lab
+ * page is then left (its polling would only load the machine), unless the exercise flips a switch later.
+ */
+async function setUp(lab: Page, id: string, options: { stay?: boolean } = {}): Promise<void> {
   const exercise = findExercise(id);
   if (!exercise) throw new Error(`no exercise ${id}`);
   await lab.goto(`/lab?exercise=${id}`);
@@ -23,6 +28,7 @@ async function setUp(lab: Page, id: string): Promise<void> {
       return { layers, faults, claims, keys };
     })
     .toEqual({ layers: wanted.layers, faults: wanted.faults, claims: wanted.claims, keys: wanted.keys });
+  if (!options.stay) await lab.goto('about:blank');
 }
 
 /** A switch of the lab, as the guide's "Fix it" flips it. */
@@ -55,12 +61,36 @@ async function otherWindow(checkout: CheckoutPage): Promise<CheckoutPage> {
   return new CheckoutPage(page);
 }
 
-/** Where each of the order's lanes ends, on the lab filtered to the order (`/lab?order=`). */
-async function lanesEndAt(lab: Page, orderNo: string, count: number): Promise<string[]> {
-  if (!lab.url().includes(`order=${orderNo}`)) await lab.goto(`/lab?order=${orderNo}`);
-  const lanes = lab.locator(`li.lane[data-order-no="${orderNo}"][data-ends-at]:not([data-channel="worker"])`);
-  await expect(lanes).toHaveCount(count, { timeout: 10_000 });
-  return (await lanes.evaluateAll((items) => items.map((item) => item.getAttribute('data-ends-at') ?? ''))).sort();
+type LaneEvent = TimelineEvent & { id: string };
+
+/** This browser's timeline events of the order (the lab's own feed, GET /api/lab/timeline), by lane. */
+async function lanesOf(page: Page, orderNo: string): Promise<LaneEvent[][]> {
+  const { events } = (await (await page.request.get('/api/lab/timeline')).json()) as { events: LaneEvent[] };
+  const lanes = new Map<string, LaneEvent[]>();
+  for (const event of events.filter((e) => e.orderNo === orderNo && e.channel !== 'worker')) {
+    lanes.set(event.requestId, [...(lanes.get(event.requestId) ?? []), event]);
+  }
+  return [...lanes.values()];
+}
+
+/**
+ * Where each of the order's lanes ends, as the lab draws it (`planLane`, the function behind the lanes'
+ * `data-ends-at`; the drawing itself is lab-page.spec.ts's and timeline.spec.ts's), once `count` have ended.
+ */
+async function lanesEndAt(page: Page, orderNo: string, count: number): Promise<string[]> {
+  let ends: string[] = [];
+  await expect
+    .poll(async () => {
+      ends = (await lanesOf(page, orderNo)).flatMap((lane) => planLane(lane).endsAt ?? []).sort();
+      return ends.length;
+    })
+    .toBe(count);
+  return ends;
+}
+
+/** The decisions the order's lanes recorded at a step ("bank": charged, unknown, confirmed…). */
+async function decisionsAt(page: Page, orderNo: string, step: string): Promise<string[]> {
+  return (await lanesOf(page, orderNo)).flat().flatMap((event) => (event.step === step ? [event.decision] : []));
 }
 
 const settled = async (checkout: CheckoutPage) => {
@@ -124,7 +154,7 @@ test.describe('workshop', () => {
     page: lab,
     context,
   }) => {
-    await setUp(lab, '4');
+    await setUp(lab, '4', { stay: true });
     const loseThenRetry = async (checkout: CheckoutPage) => {
       await checkout.payButton.click();
       // The server finished; the page never heard back.
@@ -207,7 +237,7 @@ test.describe('workshop', () => {
   test('exercise 8A: the bank fails before charging: nothing charged, and the same page pays after the fault is gone', {
     tag: '@release-on-failure',
   }, async ({ page: lab, context }) => {
-    await setUp(lab, '8a');
+    await setUp(lab, '8a', { stay: true });
     const { checkout, orderNo } = await newCheckout(context);
     await checkout.payButton.click();
     await settled(checkout);
@@ -233,10 +263,7 @@ test.describe('workshop', () => {
     await settled(checkout);
     await expect(checkout.outcome).toContainText('Payment successful');
     expect(await chargeCount(orderNo)).toBe(1);
-    await lab.goto(`/lab?order=${orderNo}`);
-    const bank = lab.locator(`li.lane[data-order-no="${orderNo}"] [data-step="bank"]`);
-    await expect(bank.filter({ hasText: 'unknown' })).toHaveCount(1, { timeout: 10_000 });
-    await expect(bank.filter({ hasText: 'confirmed' })).toHaveCount(1);
+    await expect.poll(() => decisionsAt(lab, orderNo, 'bank')).toEqual(['unknown', 'confirmed']);
   });
 
   test('exercise 9: a page left open past its token’s life is told to reload, and pays once after the reload', async ({
@@ -268,11 +295,10 @@ test.describe('workshop', () => {
     await other.payButton.click();
     await Promise.all([settled(checkout), settled(other)]);
     expect(await chargeCount(orderNo)).toBe(1);
-    await lab.goto(`/lab?order=${orderNo}`);
-    await expect(lab.locator(`li.lane[data-order-no="${orderNo}"] [data-decision="takeover"]`).first()).toBeVisible({
-      timeout: 10_000,
-    });
-    await expect(lab.locator(`li.lane[data-order-no="${orderNo}"] [data-decision="lost"]`).first()).toBeVisible();
+    // The retry took the abandoned claim over (layer 3), and the paused attempt woke up to find it lost.
+    await expect
+      .poll(async () => (await lanesOf(lab, orderNo)).flat().map((event) => event.decision))
+      .toEqual(expect.arrayContaining(['takeover', 'lost']));
   });
 
   test('exercise 11B: a charge that lands late: the retry is told "in progress" by the reconciler, then PAID, one charge', async ({
