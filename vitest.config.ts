@@ -11,8 +11,8 @@ export default defineConfig({
   resolve: { alias },
   test: {
     // The integration files mostly wait (on servers, on apps they start); each worker has its own Redis
-    // database (test/integration-setup.ts) and every file its own orders or ports, so three run at once.
-    maxWorkers: 3,
+    // database (test/integration-setup.ts) and every file its own orders or ports, so four run at once.
+    maxWorkers: 4,
     projects: [
       {
         resolve: { alias },
