@@ -4,7 +4,7 @@ import { defineConfig, devices } from '@playwright/test';
 // scripts/test.ts starts PostgreSQL and Redis for the tests, builds the app and passes their URLs.
 const port = Number(process.env.E2E_PORT ?? 3100);
 const clusterPort = Number(process.env.CLUSTER_PORT ?? 3110);
-const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium-headless-shell';
 // Sessions are signed: the app and the cluster's two instances share one key per run (npm test passes it;
 // run alone, Playwright makes one here, before its web servers and workers inherit the environment).
 process.env.SESSION_SECRET ??= randomBytes(32).toString('base64url');
@@ -23,7 +23,7 @@ export default defineConfig({
     baseURL: `http://127.0.0.1:${port}`,
     trace: 'on-first-retry',
     launchOptions: {
-      // Debian's Chromium, never a downloaded browser.
+      // Debian's Chromium (its headless shell, as npm test finds it), never a downloaded browser.
       executablePath: chromium,
       args: [
         '--headless',

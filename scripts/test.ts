@@ -13,7 +13,14 @@ import { applyMigrations } from './lib/migrations.ts';
 import { buildApp, buildIsStale, nextEnv } from './lib/next-app.ts';
 import { ROOT } from './lib/paths.ts';
 import { type Services, startServices } from './lib/services.ts';
-import { CHROMIUM, CURL, ensureProgram, REDIS_SERVER } from './lib/system-programs.ts';
+import {
+  CHROMIUM,
+  CHROMIUM_HEADLESS_SHELL,
+  CURL,
+  ensureEither,
+  ensureProgram,
+  REDIS_SERVER,
+} from './lib/system-programs.ts';
 
 // Below 32768: Linux hands out 32768-60999 as the local ports of outgoing connections, and a port one of
 // them holds at that moment cannot be listened on (the hostile tests start and stop servers mid-run).
@@ -78,7 +85,7 @@ async function main(): Promise<number> {
     return ok;
   };
 
-  const chromiumPath = needsBrowser ? ensureProgram(CHROMIUM, log) : '';
+  const chromiumPath = needsBrowser ? ensureEither(CHROMIUM_HEADLESS_SHELL, CHROMIUM, log) : '';
   if (needsBrowser) ensureProgram(CURL, log);
   ensureProgram(REDIS_SERVER, log);
 
