@@ -291,7 +291,12 @@ test.describe('workshop', () => {
     const { checkout, orderNo } = await newCheckout(context);
     const other = await otherWindow(checkout);
     await checkout.payButton.click();
-    await other.page.waitForTimeout(1_100);
+    // "After a second": once the first attempt holds the order (PROCESSING) and its 1 s lease has run out,
+    // while it is still paused (2.5 s). Counted from the claim, not from the click, which a busy machine delays.
+    await expect
+      .poll(async () => (await (await lab.request.get(`/api/orders/${orderNo}`)).json()).status, { intervals: [50] })
+      .toBe('PROCESSING');
+    await other.page.waitForTimeout(1_200);
     await other.payButton.click();
     await Promise.all([settled(checkout), settled(other)]);
     expect(await chargeCount(orderNo)).toBe(1);
