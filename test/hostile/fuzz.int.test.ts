@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySessionCookie } from '../../lib/session.ts';
-import { CHROMIUM, ensureProgram } from '../../scripts/lib/system-programs.ts';
+import { CHROMIUM, CHROMIUM_HEADLESS_SHELL, ensureEither } from '../../scripts/lib/system-programs.ts';
 import {
   type Answer,
   type App,
@@ -583,7 +583,8 @@ describe('the checkout server action (the Pay button)', () => {
   // replayed below with its orderNo and token fields mutated, exactly as a hand-crafted POST would.
   beforeAll(async () => {
     const browser = await chromium.launch({
-      executablePath: ensureProgram(CHROMIUM, console.log),
+      // npm test's browser (the headless shell where it can be), found again when this file runs alone.
+      executablePath: process.env.CHROMIUM_PATH || ensureEither(CHROMIUM_HEADLESS_SHELL, CHROMIUM, console.log),
       args: ['--headless', '--no-sandbox', '--disable-gpu'],
     });
     try {

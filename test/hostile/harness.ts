@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
-import type { Layers } from '../../lib/lab/settings.ts';
+import { DEFAULT_LAB_SETTINGS, type Layers } from '../../lib/lab/settings.ts';
 import { applyMigrations } from '../../scripts/lib/migrations.ts';
 import { nextEnv, startApp, waitForApp } from '../../scripts/lib/next-app.ts';
 import { ROOT } from '../../scripts/lib/paths.ts';
@@ -25,17 +25,8 @@ export type { Layers };
 export function labFor(layers: Layers, bankLatencyMs = 0) {
   return {
     layers,
-    faults: {
-      bankLatencyMs,
-      bankFailure: 'none',
-      bankTimeoutAfterCharge: false,
-      crashAfterCharge: false,
-      receiptCrashBeforeAck: false,
-      stallBeforeBankMs: 0,
-      bankLateChargeMs: 0,
-      crashBeforeCharge: false,
-      dropResponse: false,
-    },
+    // Every fault off but the bank's latency: a fault added to the lab is off here without a change.
+    faults: { ...DEFAULT_LAB_SETTINGS.faults, bankLatencyMs },
   };
 }
 
