@@ -19,6 +19,7 @@ import {
   CURL,
   ensureEither,
   ensureProgram,
+  NGINX,
   REDIS_SERVER,
 } from './lib/system-programs.ts';
 
@@ -88,6 +89,8 @@ async function main(): Promise<number> {
   const chromiumPath = needsBrowser ? ensureEither(CHROMIUM_HEADLESS_SHELL, CHROMIUM, log) : '';
   if (needsBrowser) ensureProgram(CURL, log);
   ensureProgram(REDIS_SERVER, log);
+  // The cluster's gateway: its own integration test, and the cluster the scenarios run through.
+  if (wanted('vitest') || needsBrowser) ensureProgram(NGINX, log);
 
   // Types and lint only read the sources: they run beside the unit and integration tests, which mostly wait
   // on servers (not beside the build, which empties .next while tsc would read its generated types).

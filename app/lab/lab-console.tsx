@@ -13,6 +13,7 @@ import {
   mergeLabSettings,
 } from '@/lib/lab/settings';
 import { useEvery } from '@/lib/ui/use-polling';
+import { GatewayFile, useGateway } from './gateway-panel';
 import styles from './lab.module.css';
 import { type StoredEvent, Timeline } from './timeline';
 
@@ -148,7 +149,10 @@ export function LabConsole({
 
   const { faults } = settings;
   const otherFaults = activeFaults({ faults: { ...faults, bankLatencyMs: 0 }, claims: { leaseMs: DEFAULT_LEASE_MS } });
-  const gateway = settings.gateway;
+  // One gateway for everybody: its settings are the global ones, shown as nginx runs them.
+  const gatewayState = useGateway();
+  const running = gatewayState.view?.running ? gatewayState.view : undefined;
+  const gateway = running?.settings ?? settings.gateway;
 
   return (
     <div className={styles.console}>
@@ -329,24 +333,33 @@ export function LabConsole({
             <fieldset>
               <legend className="visually-hidden">Gateway</legend>
               <p className={styles.hint}>
-                In <code>npm run demo:cluster</code>: how long the gateway waits for an instance before it sends the
-                same request to the other one, and how many times it does.
+                {running ? (
+                  <>
+                    The cluster’s nginx: how long it waits for an instance before it sends the same request to the other
+                    one, and how many times it does. One gateway for everybody: a change rewrites its file and reloads
+                    it (<code>nginx -s reload</code>).
+                  </>
+                ) : (
+                  <>
+                    No gateway runs: start <code>npm run demo:cluster</code> for two instances behind nginx.
+                  </>
+                )}
               </p>
               <NumberField
                 label="Timeout (ms)"
-                disabled={!hydrated}
+                disabled={!hydrated || !running}
                 min={100}
                 max={30_000}
                 step={250}
                 value={gateway.timeoutMs}
-                onChange={(timeoutMs) => change({ gateway: { timeoutMs } })}
+                onChange={(timeoutMs) => void gatewayState.change({ timeoutMs })}
               />
               <label className={styles.field}>
                 <span>Retries</span>
                 <select
-                  disabled={!hydrated}
+                  disabled={!hydrated || !running}
                   value={gateway.retries}
-                  onChange={(event) => change({ gateway: { retries: Number(event.target.value) } })}
+                  onChange={(event) => void gatewayState.change({ retries: Number(event.target.value) })}
                 >
                   {[0, 1, 2, 3].map((n) => (
                     <option key={n} value={n}>
@@ -355,6 +368,8 @@ export function LabConsole({
                   ))}
                 </select>
               </label>
+              {gatewayState.error ? <p role="alert">{gatewayState.error}</p> : null}
+              {running ? <GatewayFile view={running} /> : null}
             </fieldset>
           </Collapsible>
         </section>

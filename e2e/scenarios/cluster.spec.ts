@@ -1,5 +1,6 @@
-// Sources 3 and 4 through real infrastructure: two app instances behind a retrying gateway
-// (scripts/cluster.ts, started by playwright.config.ts), and the receipt worker's consumer group.
+// Sources 3 and 4 through real infrastructure: two app instances behind nginx, which retries a request on
+// the other instance (scripts/cluster.ts, started by playwright.config.ts), and the receipt worker's
+// consumer group.
 // These cells share the cluster and kill parts of it, so they run one at a time.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -98,4 +99,27 @@ test('@guide exercise 10: one payment through the gateway, with every layer on a
   // Nothing on the server sees the retry: the second instance charges too, as slowly: the gateway gives up.
   expect(serverLayersOff).toMatch(/^HTTP\/1\.1 504 /m);
   expect(serverLayersOff).toMatch(/^2 charge\(s\)$/m);
+});
+
+// The gateway is nginx, its configuration is the lab's gateway settings, and the lab shows the file.
+test('@nginx the gateway is nginx: the lab shows its configuration, and a change rewrites it and reloads nginx', async ({
+  page,
+}) => {
+  const health = await fetch(`${GATEWAY}/api/health`);
+  expect(health.headers.get('server')).toMatch(/^nginx\//);
+  await page.goto(`${GATEWAY}/lab`);
+  await page.getByText('Gateway:', { exact: false }).first().click();
+  const file = page.locator('figure pre');
+  await expect(file).toContainText('proxy_next_upstream error timeout non_idempotent;');
+  await expect(file).toContainText('proxy_next_upstream_tries 2;');
+  const retries = page.getByLabel('Retries');
+  try {
+    await retries.selectOption('0');
+    // Within a second the launcher rewrites the file and runs `nginx -s reload`.
+    await expect(file).toContainText('proxy_next_upstream_tries 1;', { timeout: 10_000 });
+    await expect(page.getByText(/reloaded at/)).toBeVisible();
+  } finally {
+    await retries.selectOption('1');
+    await expect(file).toContainText('proxy_next_upstream_tries 2;', { timeout: 10_000 });
+  }
 });

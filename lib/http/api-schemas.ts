@@ -1,6 +1,7 @@
 // The zod schemas of the HTTP API: the routes validate with them, and lib/http/openapi.ts documents them
 // (zod-openapi reads `.meta()`), so the reference cannot say something the routes do not do.
 import { z } from 'zod';
+import { GatewayRecordSchema } from '../lab/gateway.ts';
 import { LabSettingsPatchSchema, LabSettingsSchema } from '../lab/settings.ts';
 import { AmountCentsSchema, OrderNoSchema } from '../payments/order-no.ts';
 import { PaymentOutcomeSchema } from '../payments/outcome.ts';
@@ -123,6 +124,14 @@ export const Problem = z
   })
   .catchall(z.unknown())
   .meta({ id: 'Problem', description: 'RFC 9457 problem details. Extensions vary by type (see its page).' });
+
+export const GatewayViewSchema = z
+  .union([GatewayRecordSchema.extend({ running: z.literal(true) }), z.object({ running: z.literal(false) })])
+  .meta({
+    id: 'GatewayView',
+    description:
+      'The cluster’s gateway: the nginx configuration written from the lab’s gateway settings, its path and when nginx was last reloaded with it; `running: false` without a cluster.',
+  });
 
 export const TimelinePage = z
   .object({ events: z.array(z.object({ id: z.string(), streamId: z.string() }).catchall(z.unknown())) })

@@ -10,6 +10,7 @@ import {
   CheckoutToken,
   CreateOrderSchema,
   EXAMPLE_ORDER_NO,
+  GatewayViewSchema,
   Health,
   Lab,
   LabPatch,
@@ -341,6 +342,22 @@ export function openApiDocument() {
           summary: 'Every defence on, no fault',
           responses: {
             '200': { description: 'The settings after the reset.', content: { 'application/json': { schema: Lab } } },
+            '404': labDisabled,
+          },
+        },
+      },
+      '/api/lab/gateway': {
+        get: {
+          operationId: 'readGateway',
+          tags: ['lab'],
+          summary: 'The cluster gateway’s nginx configuration',
+          description:
+            'In `npm run demo:cluster`, the gateway is nginx; its configuration is written from the global lab settings’ `gateway` and reloaded (`nginx -s reload`) when they change. This is that file, as nginx runs it.',
+          responses: {
+            '200': {
+              description: 'The gateway, or `running: false`.',
+              content: { 'application/json': { schema: GatewayViewSchema } },
+            },
             '404': labDisabled,
           },
         },

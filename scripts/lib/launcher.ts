@@ -4,31 +4,37 @@
 //   3. apply the committed migrations
 //   4. build the app if the sources changed; start the app instance(s) and the receipt worker, supervised
 //      (the lab's crash faults kill them on purpose: they come back, and reconciliation settles the rest)
-//   5. cluster: a gateway in front of the instances, retrying on timeouts and dead instances
-//   6. on Ctrl-C or SIGTERM: the gateway, the apps and the worker, then the services; nothing is left running
-import { spawn } from 'node:child_process';
+//   5. cluster: nginx in front of the instances (scripts/lib/nginx.ts), retrying on timeouts and dead
+//      instances as the lab's gateway settings say; its configuration rewritten and reloaded when they change
+//   6. on Ctrl-C or SIGTERM: nginx, the apps and the worker, then the services; nothing is left running
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { env } from '../../lib/env.ts';
 import { ownAddresses } from '../../lib/http/hosts.ts';
 import { isExposed } from '../../lib/http/presenter.ts';
-import { DEFAULT_LAB_SETTINGS, type GatewaySettings, parseStoredLabSettings } from '../../lib/lab/settings.ts';
+import { GATEWAY_RECORD_KEY, GATEWAY_RECORD_TTL_MS, type GatewayRecord } from '../../lib/lab/gateway.ts';
+import { type GatewaySettings, parseStoredLabSettings } from '../../lib/lab/settings.ts';
+import { TIMELINE_KEY, viewerOf } from '../../lib/lab/timeline.ts';
 import type { TimelineEvent } from '../../lib/lab/timeline-event.ts';
-import { startGateway } from './gateway.ts';
 import { applyMigrations } from './migrations.ts';
 import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './next-app.ts';
+import { nginxAt } from './nginx.ts';
+import { gatewayLane } from './nginx-log.ts';
 import { ROOT } from './paths.ts';
 import { stopLeftover } from './processes.ts';
 import { startServices } from './services.ts';
 import { loadOrCreateSessionSecret } from './session-secret.ts';
 import { type Supervised, supervise } from './supervisor.ts';
+import { ensureProgram, NGINX } from './system-programs.ts';
 
 export type Plan = {
   /** The app instances: one for the demo, two behind the gateway for the cluster. */
   apps: Array<{ name: string; port: number }>;
-  /** The port the user opens: the single app's, or the gateway's. */
+  /** The port the user opens: the single app's, or the gateway's (nginx). */
   gatewayPort?: number;
 };
 
@@ -75,16 +81,14 @@ export async function launch(plan: Plan): Promise<void> {
   log(services.started.length > 0 ? `started ${services.started.join(' and ')}` : 'using the servers you configured');
 
   const children: Supervised[] = [];
-  let gateway: { close(): Promise<void> } | undefined;
-  let redis: Redis | undefined;
+  let gateway: { stop(): Promise<void> } | undefined;
   let stopping = false;
   const shutdown = async (why: string) => {
     if (stopping) return;
     stopping = true;
     log(`${why}: stopping`);
-    await gateway?.close();
+    await gateway?.stop();
     await Promise.all(children.map((child) => child.stop()));
-    redis?.disconnect();
     await services.stop();
     log('stopped');
     process.exit(0);
@@ -132,23 +136,19 @@ export async function launch(plan: Plan): Promise<void> {
     await Promise.all(plan.apps.map((app, i) => waitForApp(app.port, 60_000, children[i]?.current())));
 
     if (plan.gatewayPort !== undefined) {
-      redis = new Redis(services.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 });
-      redis.on('error', () => {});
-      const settings = await gatewaySettingsFrom(redis);
-      gateway = await startGateway({
+      gateway = await startNginx({
         port: plan.gatewayPort,
         upstreams: plan.apps,
-        settings: () => settings.current,
-        publish: (event: TimelineEvent) => {
-          // The same shape as lib/lab/timeline.ts: one entry, a batch of events.
-          redis?.xadd('lab:timeline', 'MAXLEN', '~', 1000, '*', 'events', JSON.stringify([event])).catch(() => {});
-        },
+        prefix: path.join(pidDir, 'nginx'),
+        redisUrl: services.redisUrl,
+        databaseUrl: services.databaseUrl,
+        onGiveUp: giveUp,
       });
-      log(`gateway on 127.0.0.1:${plan.gatewayPort} → ${plan.apps.map((a) => `${a.name} (:${a.port})`).join(', ')}`);
     }
     log(`ready: http://localhost:${plan.gatewayPort ?? plan.apps[0]?.port}  (Ctrl-C stops everything)`);
     for (const line of room.lines) log(line);
   } catch (error) {
+    await gateway?.stop();
     await Promise.all(children.map((child) => child.stop()));
     await services.stop();
     throw error;
@@ -174,13 +174,107 @@ function startWorker(workerEnv: NodeJS.ProcessEnv) {
   );
 }
 
-/** The gateway's timeout and retries are lab settings: read from Redis every second, like every instance. */
-async function gatewaySettingsFrom(redis: Redis): Promise<{ current: GatewaySettings }> {
-  const holder = { current: DEFAULT_LAB_SETTINGS.gateway };
-  const read = async () => {
-    holder.current = parseStoredLabSettings(await redis.get('lab:config').catch(() => null)).gateway;
+/**
+ * The cluster's gateway: nginx, supervised, on its own prefix. Its timeout and retries are the lab's global
+ * gateway settings, read from Redis every second like every instance reads the lab: when they change, the
+ * configuration is rewritten and nginx reloaded. The lab shows the file (GATEWAY_RECORD_KEY), and each POST
+ * nginx logs becomes a gateway lane on the timeline, shown to the order's owner.
+ */
+async function startNginx(options: {
+  port: number;
+  upstreams: Plan['apps'];
+  prefix: string;
+  redisUrl: string;
+  databaseUrl: string;
+  onGiveUp: () => void;
+}): Promise<{ stop(): Promise<void> }> {
+  const binary = ensureProgram(NGINX, log);
+  // `nginx -v` prints "nginx version: nginx/1.22.1" on stderr.
+  const server = spawnSync(binary, ['-v'], { encoding: 'utf8' })
+    .stderr.trim()
+    .replace(/^nginx version: /, '');
+  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => {});
+  const db = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
+  db.on('error', () => {});
+  const readSettings = async (): Promise<GatewaySettings> =>
+    parseStoredLabSettings(await redis.get('lab:config').catch(() => null)).gateway;
+
+  let applied = await readSettings();
+  const nginx = nginxAt(binary, { prefix: options.prefix, port: options.port, upstreams: options.upstreams }, applied);
+  let reloadedAt = Date.now();
+  const pidFile = path.join(options.prefix, 'nginx.pid');
+  await stopLeftover(pidFile, /nginx/, 'SIGTERM');
+  const supervised = supervise('nginx', () => nginx.spawn(), { pidFile, log, onGiveUp: options.onGiveUp });
+  await waitForApp(options.port, 15_000, supervised.current());
+  log(
+    `gateway: ${server} on 127.0.0.1:${options.port} → ` +
+      `${options.upstreams.map((a) => `${a.name} (:${a.port})`).join(', ')}; configuration ${path.relative(ROOT, nginx.file)}`,
+  );
+
+  const record = (): GatewayRecord => ({
+    server,
+    file: path.relative(ROOT, nginx.file),
+    config: nginx.config(),
+    settings: applied,
+    reloadedAt,
+  });
+  const show = () =>
+    redis.set(GATEWAY_RECORD_KEY, JSON.stringify(record()), 'PX', GATEWAY_RECORD_TTL_MS).catch(() => {});
+  await show();
+  let busy = false;
+  const poll = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const wanted = await readSettings();
+      if (wanted.timeoutMs !== applied.timeoutMs || wanted.retries !== applied.retries) {
+        await nginx.apply(wanted);
+        applied = wanted;
+        reloadedAt = Date.now();
+        log(`gateway: ${wanted.timeoutMs} ms, ${wanted.retries} retries: configuration rewritten, nginx -s reload`);
+      }
+      await show();
+    } catch (error) {
+      log(error instanceof Error ? error.message : String(error));
+    } finally {
+      busy = false;
+    }
+  }, 1_000);
+  poll.unref();
+
+  // Each POST nginx logs, as a lane: the order's owner sees it in their own lab (the room sees every lane).
+  const owners = new Map<string, string | undefined>();
+  const ownerOf = async (orderNo: string) => {
+    if (!orderNo) return undefined;
+    if (!owners.has(orderNo)) {
+      const { rows } = await db
+        .query<{ owner: string | null }>('SELECT owner FROM orders WHERE order_no = $1', [orderNo])
+        .catch(() => ({ rows: [] as Array<{ owner: string | null }> }));
+      if (owners.size > 10_000) owners.clear();
+      owners.set(orderNo, rows[0]?.owner ?? undefined);
+    }
+    return owners.get(orderNo);
   };
-  await read();
-  setInterval(() => void read(), 1_000).unref();
-  return holder;
+  const unfollow = nginx.follow(async (entry) => {
+    const owner = await ownerOf(entry.order_no);
+    const events: TimelineEvent[] = gatewayLane(entry, options.upstreams, applied.timeoutMs).map((event) =>
+      owner ? { ...event, viewers: [viewerOf(owner)] } : event,
+    );
+    // The same shape as lib/lab/timeline.ts: one entry, a batch of events.
+    if (events.length > 0) {
+      await redis.xadd(TIMELINE_KEY, 'MAXLEN', '~', 1000, '*', 'events', JSON.stringify(events)).catch(() => {});
+    }
+  });
+
+  return {
+    stop: async () => {
+      clearInterval(poll);
+      unfollow();
+      await supervised.stop();
+      await redis.del(GATEWAY_RECORD_KEY).catch(() => {});
+      redis.disconnect();
+      await db.end().catch(() => {});
+    },
+  };
 }

@@ -1,5 +1,5 @@
-// The two system programs the project needs and npm cannot provide: the Redis server (demo and tests)
-// and Chromium (tests). Where they are missing on Debian/Ubuntu as root, install them with apt-get,
+// The system programs the project needs and npm cannot provide: the Redis server (demo and tests), nginx
+// (the cluster's gateway) and Chromium (tests). Where they are missing on Debian/Ubuntu as root, install them with apt-get,
 // saying so; elsewhere stop with one line naming the install command.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -20,6 +20,15 @@ export const REDIS_SERVER: SystemProgram = {
   apt: 'redis-server',
   brew: 'redis',
   image: 'redis:7',
+};
+
+/** The gateway of `npm run demo:cluster` (and of the tests' cluster). */
+export const NGINX: SystemProgram = {
+  name: 'nginx',
+  candidates: ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/bin/nginx', '/opt/homebrew/bin/nginx'],
+  apt: 'nginx',
+  brew: 'nginx',
+  image: 'nginx:stable',
 };
 
 /**

@@ -425,6 +425,7 @@ describe('every 500 an outsider could reach is a 4xx problem', () => {
     { path: '/api/payments', allow: ['POST'] },
     { path: '/api/lab/config', allow: ['GET', 'HEAD', 'PUT'] },
     { path: '/api/lab/reset', allow: ['POST'] },
+    { path: '/api/lab/gateway', allow: ['GET', 'HEAD'] },
     { path: '/api/lab/timeline', allow: ['GET', 'HEAD', 'POST', 'DELETE'] },
     { path: '/api/openapi.json', allow: ['GET', 'HEAD'] },
   ];

@@ -280,6 +280,7 @@ describe('a method a route does not take', () => {
     '/api/payments': ['POST'],
     '/api/lab/config': ['GET', 'HEAD', 'PUT'],
     '/api/lab/reset': ['POST'],
+    '/api/lab/gateway': ['GET', 'HEAD'],
     '/api/lab/timeline': ['GET', 'HEAD', 'POST', 'DELETE'],
     '/api/openapi.json': ['GET', 'HEAD'],
   };
