@@ -4,6 +4,7 @@
 // These cells share the cluster and kill parts of it, so they run one at a time.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
 import type { APIRequestContext } from '@playwright/test';
 import { chargeCount, expect, test } from '../fixtures';
 import { guideBlock, runGuideBlock, runsOf } from '../guide';
@@ -112,6 +113,7 @@ test('@nginx the gateway is nginx: the lab shows its configuration, and a change
   const file = page.locator('figure pre');
   await expect(file).toContainText('proxy_next_upstream error timeout non_idempotent;');
   await expect(file).toContainText('proxy_next_upstream_tries 2;');
+  expect((await new AxeBuilder({ page }).include('figure').analyze()).violations).toEqual([]);
   const retries = page.getByLabel('Retries');
   try {
     await retries.selectOption('0');
