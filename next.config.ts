@@ -1,5 +1,9 @@
 import type { NextConfig } from 'next';
+import createNextIntlPlugin from 'next-intl/plugin';
 import { NO_CONTENT_SECURITY_POLICY } from './lib/http/edge.ts';
+
+// English and Chinese (lib/i18n): the language of each render, and its messages.
+const withNextIntl = createNextIntlPlugin('./lib/i18n/request.ts');
 
 const nextConfig: NextConfig = {
   // The demo runs offline and on loopback; nothing here reaches the internet.
@@ -37,4 +41,4 @@ const nextConfig: NextConfig = {
   },
 };
 
-export default nextConfig;
+export default withNextIntl(nextConfig);

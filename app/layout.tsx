@@ -1,12 +1,15 @@
 import type { Metadata, Viewport } from 'next';
 import Link from 'next/link';
+import { NextIntlClientProvider } from 'next-intl';
+import { getLocale, getTranslations } from 'next-intl/server';
 import type { ReactNode } from 'react';
+import { LocaleSwitcher } from './locale-switcher';
 import './globals.css';
 
-export const metadata: Metadata = {
-  title: { default: 'Pay once', template: '%s · Pay once' },
-  description: 'A checkout that cannot charge a card twice: five defences against duplicate payments.',
-};
+export async function generateMetadata(): Promise<Metadata> {
+  const t = await getTranslations('common');
+  return { title: { default: t('brand'), template: `%s · ${t('brand')}` }, description: t('description') };
+}
 
 export const viewport: Viewport = { width: 'device-width', initialScale: 1 };
 
@@ -14,21 +17,27 @@ export const viewport: Viewport = { width: 'device-width', initialScale: 1 };
 // sets a session cookie must never be one a cache keeps and hands to the next visitor.
 export const dynamic = 'force-dynamic';
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  const locale = await getLocale();
+  const t = await getTranslations('common');
   return (
-    <html lang="en">
+    <html lang={locale}>
       <body>
-        <header className="site-header">
-          <Link href="/" className="brand">
-            Pay once
-          </Link>
-          <nav aria-label="Main">
-            <Link href="/lab">Lab</Link>
-            <Link href="/scenarios">Scenarios</Link>
-            <Link href="/api/docs">API</Link>
-          </nav>
-        </header>
-        <main>{children}</main>
+        <NextIntlClientProvider>
+          <header className="site-header">
+            <Link href="/" className="brand">
+              {t('brand')}
+            </Link>
+            <nav aria-label={t('nav.label')}>
+              <Link href="/lab">{t('nav.lab')}</Link>
+              <Link href="/scenarios">{t('nav.scenarios')}</Link>
+              <Link href="/glossary">{t('nav.glossary')}</Link>
+              <Link href="/api/docs">{t('nav.api')}</Link>
+            </nav>
+            <LocaleSwitcher />
+          </header>
+          <main>{children}</main>
+        </NextIntlClientProvider>
       </body>
     </html>
   );

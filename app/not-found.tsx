@@ -1,11 +1,13 @@
 import Link from 'next/link';
+import { getTranslations } from 'next-intl/server';
 
-export default function NotFound() {
+export default async function NotFound() {
+  const t = await getTranslations('common.notFound');
   return (
     <>
-      <h1>Not found</h1>
-      <p>There is no such page or order.</p>
-      <Link href="/">Back to the start</Link>
+      <h1>{t('title')}</h1>
+      <p>{t('text')}</p>
+      <Link href="/">{t('back')}</Link>
     </>
   );
 }

@@ -1,7 +1,10 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { getTranslations } from 'next-intl/server';
 
-export const metadata: Metadata = { title: 'Too many requests' };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations('common.limited'))('title') };
+}
 
 /** Where "Start a checkout" and Pay lead a browser that asked for too many in a minute. */
 export default async function LimitedPage({
@@ -11,14 +14,13 @@ export default async function LimitedPage({
 }) {
   const { seconds } = await searchParams;
   const wait = typeof seconds === 'string' && /^\d{1,4}$/.test(seconds) ? Number(seconds) : 60;
+  const t = await getTranslations('common.limited');
   return (
     <>
-      <h1>Too many requests</h1>
-      <p role="alert">
-        This browser started more checkouts in the last minute than one visitor may. Try again in {wait} s.
-      </p>
+      <h1>{t('title')}</h1>
+      <p role="alert">{t('text', { seconds: wait })}</p>
       <p>
-        <Link href="/">Back to the start</Link>
+        <Link href="/">{t('back')}</Link>
       </p>
     </>
   );
