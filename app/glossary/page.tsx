@@ -46,7 +46,9 @@ export default async function GlossaryPage() {
                   ),
                 )}
                 <td>{entry.layer === undefined ? t('noLayer') : t('layer', { layer: entry.layer })}</td>
-                <td>{t(`entries.${entry.id}` as 'entries.idempotency')}</td>
+                <td>
+                  {t.rich(`entries.${entry.id}` as 'entries.idempotency', { code: (chunks) => <code>{chunks}</code> })}
+                </td>
                 <td>
                   {entry.code.map((file) => (
                     <code key={file} className="glossary-code">

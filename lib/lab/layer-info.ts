@@ -1,80 +1,33 @@
 // Names and colours of the defences, shared by the checkout, the lab and the timeline (pure, browser-safe).
+import english from '../../messages/en/layers.json';
 import { DEFAULT_LEASE_MS } from './constants.ts';
 import type { KeyStrategy, LabSettings } from './settings.ts';
 import type { TimelineStep } from './timeline-event.ts';
 
 export type Switch = 'pendingUi' | 'token' | 'requestKey' | 'stateMachine' | 'uniqueConstraint' | 'bankKey';
 
-export const SWITCHES: Array<{ key: Switch; number: number; name: string; what: string }> = [
-  { key: 'pendingUi', number: 0, name: 'Pending UI', what: 'The Pay button is disabled while a payment is in flight.' },
-  {
-    key: 'token',
-    number: 1,
-    name: 'One-time token',
-    what: 'Issued when the page loads; consumed once by a Lua compare-and-delete.',
-  },
-  {
-    key: 'requestKey',
-    number: 2,
-    name: 'Request key',
-    what: 'Claimed in Redis (Lua, a lease, a fencing token); the first outcome is stored and replayed.',
-  },
-  {
-    key: 'stateMachine',
-    number: 3,
-    name: 'State machine',
-    what: 'UPDATE … WHERE status = PENDING: one row means this request won.',
-  },
-  {
-    key: 'uniqueConstraint',
-    number: 4,
-    name: 'Unique constraint',
-    what: 'A dedup row (PAYMENT, order no) with a unique key, same transaction.',
-  },
-  {
-    key: 'bankKey',
-    number: 5,
-    name: 'Bank key',
-    what: 'The bank’s own idempotency key (pay:order no): the bank returns its first charge.',
-  },
-];
+/** English: the reference language (messages/en/layers.json); the pages ask next-intl for the reader's. */
+const { names, what, steps, keyStrategies, answerer } = english;
 
-/** One sentence per strategy: the lab's explanation. */
-export const KEY_STRATEGY_INFO: Record<KeyStrategy, { name: string; explains: string }> = {
-  business: {
-    name: 'Business identity',
-    explains:
-      'The key is the order number (or the caller’s Idempotency-Key): every retry of one intent carries the same key.',
-  },
-  paramHash: {
-    name: 'Hash of the parameters',
-    explains:
-      'The server hashes the submitted form, which carries the submit’s timestamp: every new submit hashes to a new key.',
-  },
-  perSubmit: {
-    name: 'New key per submit',
-    explains:
-      'A random key is minted at each submit and never kept: a refresh or a second click is a stranger to layer 2.',
-  },
+const NUMBERS: Record<Switch, number> = {
+  pendingUi: 0,
+  token: 1,
+  requestKey: 2,
+  stateMachine: 3,
+  uniqueConstraint: 4,
+  bankKey: 5,
 };
 
-const STEP_NAMES: Record<TimelineStep, string> = {
-  request: 'Request',
-  pendingUi: '0 Pending UI',
-  token: '1 Token',
-  requestKey: '2 Request key',
-  stateMachine: '3 State machine',
-  uniqueConstraint: '4 Unique constraint',
-  bankKey: '5 Bank key',
-  bank: 'Bank',
-  reconcile: 'Reconciler',
-  outcome: 'Outcome',
-  gateway: 'Gateway',
-  receipt: 'Receipt',
-};
+/** The switches in the order a request meets them; `name` and `what` in English (the pages translate the key). */
+export const SWITCHES: Array<{ key: Switch; number: number; name: string; what: string }> = (
+  Object.keys(NUMBERS) as Switch[]
+).map((key) => ({ key, number: NUMBERS[key], name: names[key], what: what[key] }));
+
+/** One sentence per strategy: the lab's explanation (English; messages layers.keyStrategies). */
+export const KEY_STRATEGY_INFO: Record<KeyStrategy, { name: string; explains: string }> = keyStrategies;
 
 export function stepName(step: TimelineStep): string {
-  return STEP_NAMES[step];
+  return steps[step];
 }
 
 /** The CSS colour variable of a layer or step (globals.css). */
@@ -92,31 +45,54 @@ export function colourOf(step: TimelineStep | Switch): string {
   }
 }
 
-/** "Answered by" in words: a layer's name, or the bank / the reconciler. */
-export function answererName(answeredBy: string): string {
+/** "Answered by" as a message of layers.answerer: a layer's number and name, or the bank / the reconciler. */
+export function answererOf(
+  answeredBy: string,
+): { key: 'layer'; values: { number: number; layer: Switch } } | { key: 'reconciler' | 'bank' } {
   const layer = SWITCHES.find((s) => s.key === answeredBy);
-  if (layer) return `layer ${layer.number}, ${layer.name.toLowerCase()}`;
-  return answeredBy === 'reconciler' ? 'the reconciler (it asked the bank)' : 'the bank';
+  if (layer) return { key: 'layer', values: { number: layer.number, layer: layer.key } };
+  return { key: answeredBy === 'reconciler' ? 'reconciler' : 'bank' };
 }
 
+/** "Answered by" in English words. */
+export function answererName(answeredBy: string): string {
+  const who = answererOf(answeredBy);
+  return who.key === 'layer'
+    ? answerer.layer
+        .replace('{number}', String(who.values.number))
+        .replace('{name}', names[who.values.layer].toLowerCase())
+    : answerer[who.key];
+}
+
+export type FaultChip = keyof typeof english.faults;
+
 /**
- * The faults that are on, each in a few words (the checkout's chips, the lab's summary): what an attendee
- * must know is rigged before reading the outcome. Empty when the bank and the app behave.
+ * The faults that are on, each a message of layers.faults (the checkout's chips, the lab's summary): what an
+ * attendee must know is rigged before reading the outcome. Empty when the bank and the app behave.
  */
-export function activeFaults(settings: Pick<LabSettings, 'faults' | 'claims'>): string[] {
+export function activeFaultChips(
+  settings: Pick<LabSettings, 'faults' | 'claims'>,
+): Array<{ key: FaultChip; values?: { ms: number } }> {
   const { faults } = settings;
-  const ms = (value: number) => `${value.toLocaleString('en-GB')} ms`;
-  return [
-    faults.bankLatencyMs > 0 ? `bank latency ${ms(faults.bankLatencyMs)}` : '',
-    faults.bankFailure === 'decline' ? 'the bank declines the card' : '',
-    faults.bankFailure === 'error' ? 'bank error before charging' : '',
-    faults.bankTimeoutAfterCharge ? 'charge, then time out' : '',
-    faults.bankLateChargeMs > 0 ? `late charge ${ms(faults.bankLateChargeMs)}` : '',
-    faults.stallBeforeBankMs > 0 ? `pause before the bank ${ms(faults.stallBeforeBankMs)}` : '',
-    faults.crashBeforeCharge ? 'crash before the charge' : '',
-    faults.crashAfterCharge ? 'crash after the charge' : '',
-    faults.receiptCrashBeforeAck ? 'receipt consumer dies before its ack' : '',
-    faults.dropResponse ? 'the answer is dropped' : '',
-    settings.claims.leaseMs !== DEFAULT_LEASE_MS ? `lease ${ms(settings.claims.leaseMs)}` : '',
-  ].filter(Boolean);
+  const chips: Array<{ key: FaultChip; values?: { ms: number } } | false> = [
+    faults.bankLatencyMs > 0 && { key: 'bankLatency', values: { ms: faults.bankLatencyMs } },
+    faults.bankFailure === 'decline' && { key: 'decline' },
+    faults.bankFailure === 'error' && { key: 'bankError' },
+    faults.bankTimeoutAfterCharge && { key: 'timeoutAfterCharge' },
+    faults.bankLateChargeMs > 0 && { key: 'lateCharge', values: { ms: faults.bankLateChargeMs } },
+    faults.stallBeforeBankMs > 0 && { key: 'stall', values: { ms: faults.stallBeforeBankMs } },
+    faults.crashBeforeCharge && { key: 'crashBeforeCharge' },
+    faults.crashAfterCharge && { key: 'crashAfterCharge' },
+    faults.receiptCrashBeforeAck && { key: 'receiptCrash' },
+    faults.dropResponse && { key: 'dropResponse' },
+    settings.claims.leaseMs !== DEFAULT_LEASE_MS && { key: 'lease', values: { ms: settings.claims.leaseMs } },
+  ];
+  return chips.filter((chip) => chip !== false);
+}
+
+/** The same, in English words (numbers grouped as the lab shows them). */
+export function activeFaults(settings: Pick<LabSettings, 'faults' | 'claims'>): string[] {
+  return activeFaultChips(settings).map(({ key, values }) =>
+    english.faults[key].replace('{ms}', values ? values.ms.toLocaleString('en-GB') : ''),
+  );
 }
