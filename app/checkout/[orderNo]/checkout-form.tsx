@@ -106,8 +106,11 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
       >
         {message ? (
           <>
-            <strong>{/[.!?…。！？]$/.test(title) ? title : t('outcome.sentence', { title })}</strong>{' '}
-            {say(message.body)}
+            {t.rich('outcome.said', {
+              title: /[.!?…。！？]$/.test(title) ? title : t('outcome.sentence', { title }),
+              body: say(message.body),
+              strong: (words) => <strong>{words}</strong>,
+            })}
             {message.reload ? (
               <>
                 {' '}
