@@ -52,7 +52,7 @@ export function LiveOrder() {
       </section>
       <section className={`card statement ${count > 1 ? 'charged-twice' : ''}`} aria-labelledby="statement-title">
         <h2 id="statement-title">{t('statement.title')}</h2>
-        <p data-testid="charge-count" data-charges={count} className={count > 1 ? 'alarm' : 'muted'}>
+        <p data-testid="charge-count" className={count > 1 ? 'alarm' : 'muted'}>
           {say(chargesInWords(count))}
         </p>
         {count > 0 ? (
@@ -81,6 +81,7 @@ export function LiveOrder() {
   );
 }
 
+/** The payment states (prisma/schema.prisma's PaymentStatus): the badge says them in words, `data-status` as code. */
 const STATUSES = ['PENDING', 'PROCESSING', 'PAID', 'DECLINED', 'UNKNOWN'] as const;
 const isStatus = (status: string): status is (typeof STATUSES)[number] =>
   (STATUSES as readonly string[]).includes(status);
