@@ -1,7 +1,8 @@
 // 中文: every page renders in Chinese for a browser that asks for it, the switcher changes the language in place
 // and keeps it across a reload, and axe passes in Chinese as in English (each page's own spec checks English).
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test } from './fixtures';
+import type { Page } from '@playwright/test';
+import { ALL_OFF, ALL_ON, chargeCount, createOrder, expect, test, waitForAnswer } from './fixtures';
 import { englishLeft } from './i18n';
 
 /** Pages to render in Chinese: each area adds its own (the checkout, the lab and the scenarios have theirs). */
@@ -12,6 +13,19 @@ const PAGES: Array<{ name: string; path: string }> = [
   { name: 'too many requests', path: '/limited?seconds=30' },
 ];
 
+/** No English left in what a person sees, and no axe violation. */
+async function readsAsChinese(page: Page): Promise<void> {
+  expect(await englishLeft(page)).toEqual([]);
+  const results = await new AxeBuilder({ page }).analyze();
+  expect(results.violations.map((v) => `${v.id} (${v.impact}): ${v.help} (${v.nodes.length})`)).toEqual([]);
+}
+
+/** The checkout's form has its answer, and no second submit is on its way. */
+async function settled(page: Page): Promise<void> {
+  await waitForAnswer(page);
+  await expect(page.locator('form.pay-form')).toHaveAttribute('aria-busy', 'false', { timeout: 20_000 });
+}
+
 test.describe('in Chinese', () => {
   test.use({ locale: 'zh-CN' });
 
@@ -20,11 +34,50 @@ test.describe('in Chinese', () => {
       await page.goto(path);
       await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
       await expect(page.locator('h1')).toBeVisible();
-      expect(await englishLeft(page)).toEqual([]);
-      const results = await new AxeBuilder({ page }).analyze();
-      expect(results.violations.map((v) => `${v.id} (${v.impact}): ${v.help} (${v.nodes.length})`)).toEqual([]);
+      await readsAsChinese(page);
     });
   }
+
+  test('the checkout page has no English left, before and after paying, and axe passes', async ({ page, request }) => {
+    // A fault on, so that the fault chips show too; the lab link, the chips, the statement, the outcome.
+    const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLatencyMs: 300 } });
+    await page.goto(`/checkout/${orderNo}`);
+    await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+    await expect(page.getByRole('heading', { level: 1 })).toHaveText('收银台');
+    await expect(page.getByRole('button', { name: '支付 US$42.00' })).toBeVisible();
+    await expect(page.getByRole('list', { name: '实验室为这个订单注入的故障' })).toContainText('银行延迟 300 毫秒');
+    await readsAsChinese(page);
+    await page.getByRole('button', { name: /^支付/ }).click();
+    await settled(page);
+    await expect(page.getByRole('status')).toContainText('支付成功。你的卡已扣款 US$42.00');
+    await expect(page.getByRole('status')).toContainText('应答方：银行');
+    await expect(page.getByTestId('charge-count')).toHaveText('已扣款一次。');
+    await expect(page.getByTestId('order-status')).toHaveText('已支付');
+    await readsAsChinese(page);
+  });
+
+  test('a double click with every defence off reads, in Chinese, as two charges on the statement', async ({
+    page,
+    request,
+  }) => {
+    // Workshop exercise 1: every defence off and a slow bank (its preset), so the second click is sent too.
+    const orderNo = await createOrder(request, { layers: ALL_OFF, faults: { bankLatencyMs: 1_500 } });
+    await page.goto(`/checkout/${orderNo}`);
+    const outcome = page.getByRole('status');
+    await page.getByRole('button', { name: /^支付/ }).dblclick();
+    await expect(outcome).toContainText('支付中…');
+    await expect(page.getByTestId('charge-count')).toHaveText('一个订单被扣款 2 次！', { timeout: 15_000 });
+    await settled(page);
+    // The second request was told "paid" (the scenarios read that); the words say first that it charged twice.
+    await expect(outcome).toHaveAttribute('data-answer', 'paid');
+    await expect(outcome.locator('strong')).toHaveText('一个订单被扣款 2 次！');
+    await expect(outcome).toContainText('你的卡被扣了 2 次 US$42.00');
+    await expect(page.getByTestId('pay-charges')).toHaveText('银行卡账单：一个订单被扣款 2 次！');
+    await expect(page.getByRole('region', { name: '订单状态' })).toContainText('已支付，并且被扣款 2 次');
+    await expect(page.getByRole('region', { name: '银行卡账单' }).getByRole('row')).toHaveCount(3); // a header, 2 charges
+    expect(await chargeCount(orderNo)).toBe(2);
+    expect(await englishLeft(page)).toEqual([]);
+  });
 });
 
 test('the switch changes the language in place, and the choice survives a reload', async ({ page }) => {

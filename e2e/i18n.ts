@@ -38,6 +38,8 @@ export const ALLOWED = new Set([
   'UI',
   'App',
   'ms',
+  // The dollar sign Chinese writes for the checkout's USD amounts (US$42.00): a currency symbol, not a word.
+  'US',
   // SQL and the payment's states, as the code and the article write them.
   'UPDATE',
   'WHERE',
@@ -76,12 +78,13 @@ export async function englishLeft(page: Page): Promise<string[]> {
       const box = parent.getBoundingClientRect();
       const style = getComputedStyle(parent);
       if (box.width <= 1 || box.height <= 1 || style.visibility === 'hidden') continue; // not seen
-      for (const match of (node.textContent ?? '').matchAll(/[A-Za-z][A-Za-z_]*(?:['’-][A-Za-z]+)*/g)) {
+      // Order and charge ids (ord_0a1b…, ch_9f3e…) are data, not words: taken out whole, digits and all.
+      const text = (node.textContent ?? '').replace(/\b(?:ord|ch|pay)_[0-9A-Za-z]+/g, ' ');
+      for (const match of text.matchAll(/[A-Za-z][A-Za-z_]*(?:['’-][A-Za-z]+)*/g)) {
         found.push(match[0]);
       }
     }
     return found;
   });
-  // Order and charge ids (ord_…, ch_…) are data, not words.
-  return [...new Set(words)].filter((word) => !ALLOWED.has(word) && !/^(ord|ch|pay)_/.test(word) && word.length > 1);
+  return [...new Set(words)].filter((word) => !ALLOWED.has(word) && word.length > 1);
 }

@@ -17,13 +17,13 @@ import type { PayState } from './pay-state';
 
 const PayFormSchema = z.object({
   orderNo: OrderNoSchema,
-  token: z.string().max(128, { message: 'is not a checkout token' }),
+  token: z.string().max(128),
   // Stamped by the form at each submit (epoch ms), as many real forms do: the lab's paramHash keys hash it.
   submittedAt: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
   // Minted by the form at each submit: the lab's perSubmit keys.
   submitKey: z
     .string()
-    .regex(/^[A-Za-z0-9-]{8,64}$/, { message: 'is not a submit key' })
+    .regex(/^[A-Za-z0-9-]{8,64}$/)
     .optional(),
   // "1" when this page had sent its token before (a second click): a refused token then means "already
   // submitted", and otherwise "this page expired". Only the words depend on it.
@@ -44,15 +44,13 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
     submitKey: field(formData, 'submitKey'),
     resubmit: field(formData, 'resubmit'),
   });
-  if (!parsed.success) {
-    const errors = Object.fromEntries(parsed.error.issues.map((issue) => [String(issue.path[0]), issue.message]));
-    return { status: 'invalid', errors };
-  }
+  // The page sends these fields itself: one it did not make is no form of ours (the page says "reload").
+  if (!parsed.success) return { status: 'invalid', reason: 'form' };
   const { orderNo, token, submittedAt, submitKey, resubmit } = parsed.data;
   // A cookie the server did not sign is no session (proxy.ts gives a fresh one to the next page load).
   const session = sessionIdOf(await cookies(), await headers());
   if (!session) {
-    return { status: 'invalid', errors: { token: 'your session has expired: reload the page' } };
+    return { status: 'invalid', reason: 'sessionExpired' };
   }
   const caller = sessionScope(session);
   if (await limitRate('payments', caller)) return { status: 'limited' };
@@ -69,7 +67,7 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
     });
     const { requestId } = result;
     if (result.kind === 'order_not_found' || result.kind === 'amount_mismatch') {
-      return { status: 'invalid', errors: { orderNo: 'there is no such order to pay' } };
+      return { status: 'invalid', reason: 'noSuchOrder' };
     }
     // The answer says what the card network recorded, as the statement beside it does; and the lab may
     // drop it on its way back (the payment is done; the page never hears of it). Read leniently: the
@@ -103,9 +101,10 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
       case 'mismatch':
         return { status: 'mismatch', requestId };
       case 'failed_retryable': {
-        // Nothing moved; a fresh token lets this page try again.
+        // Nothing moved (the bank could not be reached; the page says so in its reader's language); a fresh
+        // token lets this page try again.
         const next = await issueCheckoutToken(orderNo, caller, env().CHECKOUT_TOKEN_TTL_SECONDS);
-        return { status: 'failed_retryable', reason: result.reason, requestId, token: next.token };
+        return { status: 'failed_retryable', requestId, token: next.token };
       }
     }
   } catch (error) {

@@ -1,15 +1,18 @@
 'use client';
+import { useLocale, useTranslations } from 'next-intl';
 import { useActionState, useEffect, useRef } from 'react';
-import { activeFaults, answererName, colourOf, KEY_STRATEGY_INFO, SWITCHES } from '@/lib/lab/layer-info';
+import { activeFaultChips, answererOf, colourOf, SWITCHES } from '@/lib/lab/layer-info';
 import type { LabSettings } from '@/lib/lab/settings';
 import { reportSwallowedClick } from '@/lib/ui/report-swallowed-click';
 import { usePolling } from '@/lib/ui/use-polling';
 import { payOrder } from './actions';
-import { chargesInWords, useLiveOrder } from './live-order';
-import { describePayState, type PayState } from './pay-state';
+import { useLiveOrder } from './live-order';
+import { chargesInWords, describePayState, type PayState } from './pay-state';
+import { useSay } from './use-say';
 
 type Props = {
   orderNo: string;
+  /** The order's amount, formatted for the reader. */
   amount: string;
   /** The one-time token issued when this page loaded (layer 1). */
   token: string;
@@ -55,27 +58,43 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
     inFlight.current = true;
   };
 
+  const t = useTranslations('checkout');
+  const layers = useTranslations('layers');
+  const locale = useLocale();
+  const say = useSay();
   const order = useLiveOrder();
   const message = describePayState(state, amount, { pending: busy, order });
-  const faults = activeFaults(settings);
+  const faults = activeFaultChips(settings);
+  const title = message ? say(message.title) : '';
+  // "layer 1, one-time token", "the bank": who answered, in the reader's words (English writes a name in lower case).
+  const answerer = (answeredBy: string) => {
+    const who = answererOf(answeredBy);
+    return who.key === 'layer'
+      ? layers('answerer.layer', {
+          number: who.values.number,
+          name: layers(`names.${who.values.layer}`).toLocaleLowerCase(locale),
+        })
+      : layers(`answerer.${who.key}`);
+  };
 
   return (
     <form action={submit} onSubmit={onSubmit} aria-busy={busy} aria-describedby="pay-outcome" className="pay-form">
       <input type="hidden" name="orderNo" value={orderNo} />
       <input type="hidden" name="token" value={tokenRef.current} />
       <button type="submit" className="button pay-button" aria-disabled={blocked}>
-        {blocked ? `Paying ${amount}…` : `Pay ${amount}`}
+        {blocked ? t('pay.paying', { amount }) : t('pay.button', { amount })}
       </button>
       <p className="pay-charges" data-testid="pay-charges">
-        Card statement:{' '}
-        <span className={order.charges.length > 1 ? 'alarm' : undefined}>{chargesInWords(order.charges.length)}</span>
+        {t.rich('charges.beside', {
+          count: () => (
+            <span className={order.charges.length > 1 ? 'alarm' : undefined}>
+              {say(chargesInWords(order.charges.length))}
+            </span>
+          ),
+        })}
       </p>
       <p className="muted small" aria-hidden={!busy}>
-        {busy
-          ? pendingUi
-            ? 'Payment in flight: the button is disabled until it answers.'
-            : 'Payment in flight, and the button is still live (pending UI is off).'
-          : '\u00a0'}
+        {busy ? (pendingUi ? t('inFlight.guarded') : t('inFlight.live')) : '\u00a0'}
       </p>
       <div
         id="pay-outcome"
@@ -87,24 +106,28 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
       >
         {message ? (
           <>
-            <strong>{/[.!?…]$/.test(message.title) ? message.title : `${message.title}.`}</strong> {message.body}
+            {t.rich('outcome.said', {
+              title: /[.!?…。！？]$/.test(title) ? title : t('outcome.sentence', { title }),
+              body: say(message.body),
+              strong: (words) => <strong>{words}</strong>,
+            })}
             {message.reload ? (
               <>
                 {' '}
-                <a href={`/checkout/${orderNo}`}>Reload to pay</a>
+                <a href={`/checkout/${orderNo}`}>{t('outcome.reload')}</a>
               </>
             ) : null}
             {message.answeredBy ? (
               <span className="answered-by" style={{ borderColor: colourOf(message.answeredBy as never) }}>
-                Answered by {answererName(message.answeredBy)}
+                {t('outcome.answeredBy', { who: answerer(message.answeredBy) })}
               </span>
             ) : null}
           </>
         ) : (
-          <span className="muted">No payment sent yet.</span>
+          <span className="muted">{t('outcome.none')}</span>
         )}
       </div>
-      <ul className="defences" aria-label="Defences for this order">
+      <ul className="defences" aria-label={t('defences.label')}>
         {SWITCHES.map((layer) => (
           <li
             key={layer.key}
@@ -118,18 +141,23 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
                 borderColor: colourOf(layer.key),
               }}
             />
-            {layer.number} {layer.name}: {settings.layers[layer.key] ? 'on' : 'off'}
+            {t(settings.layers[layer.key] ? 'defences.on' : 'defences.off', {
+              number: layer.number,
+              name: layers(`names.${layer.key}`),
+            })}
             {layer.key === 'requestKey' && settings.keys.strategy !== 'business'
-              ? ` (key: ${KEY_STRATEGY_INFO[settings.keys.strategy].name.toLowerCase()})`
+              ? t('defences.key', {
+                  strategy: layers(`keyStrategies.${settings.keys.strategy}.name`).toLocaleLowerCase(locale),
+                })
               : null}
           </li>
         ))}
       </ul>
       {faults.length > 0 ? (
-        <ul className="defences faults-on" aria-label="Faults the lab injects for this order">
+        <ul className="defences faults-on" aria-label={t('defences.faultsLabel')}>
           {faults.map((fault) => (
-            <li key={fault} className="fault">
-              Fault: {fault}
+            <li key={fault.key} className="fault">
+              {t('defences.fault', { fault: layers(`faults.${fault.key}`, fault.values) })}
             </li>
           ))}
         </ul>

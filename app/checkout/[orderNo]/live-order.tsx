@@ -1,7 +1,10 @@
 'use client';
+import { useLocale, useTranslations } from 'next-intl';
 import { createContext, type ReactNode, useContext } from 'react';
-import { formatCents } from '@/lib/format';
+import { formatCents, formatTime } from '@/lib/format';
 import { usePolling } from '@/lib/ui/use-polling';
+import { chargesInWords } from './pay-state';
+import { useSay } from './use-say';
 
 export type OrderJson = {
   orderNo: string;
@@ -27,47 +30,47 @@ export function useLiveOrder(): OrderJson {
   return order;
 }
 
-/** "No charge yet." / "Charged once." / "Charged 2 times for one order!": the statement's words, everywhere. */
-export function chargesInWords(count: number): string {
-  return count === 0 ? 'No charge yet.' : count === 1 ? 'Charged once.' : `Charged ${count} times for one order!`;
-}
-
 /** The order's status and the customer's card statement, as the bank recorded it, updating live. */
 export function LiveOrder() {
+  const t = useTranslations('checkout');
+  const say = useSay();
+  const locale = useLocale();
   const order = useLiveOrder();
   const count = order.charges.length;
   return (
     <>
       <section className="card" aria-labelledby="status-title">
-        <h2 id="status-title">Order status</h2>
+        <h2 id="status-title">{t('status.title')}</h2>
         <p>
-          <span className={`status-badge status-${order.status}`} data-testid="order-status">
-            {order.status}
+          <span className={`status-badge status-${order.status}`} data-testid="order-status" data-status={order.status}>
+            {isStatus(order.status) ? t(`status.${order.status}`) : order.status}
           </span>
-          {count > 1 ? <span className="alarm"> and charged {count} times</span> : null}
+          {count > 1
+            ? t.rich('status.chargedTimes', { count, alarm: (words) => <span className="alarm">{words}</span> })
+            : null}
         </p>
       </section>
       <section className={`card statement ${count > 1 ? 'charged-twice' : ''}`} aria-labelledby="statement-title">
-        <h2 id="statement-title">Card statement</h2>
+        <h2 id="statement-title">{t('statement.title')}</h2>
         <p data-testid="charge-count" className={count > 1 ? 'alarm' : 'muted'}>
-          {chargesInWords(count)}
+          {say(chargesInWords(count))}
         </p>
         {count > 0 ? (
           <table>
-            <caption className="visually-hidden">Charges the card network recorded for {order.orderNo}</caption>
+            <caption className="visually-hidden">{t('statement.caption', { orderNo: order.orderNo })}</caption>
             <thead>
               <tr>
-                <th scope="col">Charge</th>
-                <th scope="col">Amount</th>
-                <th scope="col">Time</th>
+                <th scope="col">{t('statement.charge')}</th>
+                <th scope="col">{t('statement.amount')}</th>
+                <th scope="col">{t('statement.time')}</th>
               </tr>
             </thead>
             <tbody>
               {order.charges.map((charge) => (
                 <tr key={charge.id}>
                   <td className="mono">{charge.id}</td>
-                  <td>{formatCents(charge.amountCents)}</td>
-                  <td>{new Date(charge.createdAt).toLocaleTimeString('en-GB')}</td>
+                  <td>{formatCents(charge.amountCents, locale)}</td>
+                  <td>{formatTime(new Date(charge.createdAt), locale)}</td>
                 </tr>
               ))}
             </tbody>
@@ -77,3 +80,8 @@ export function LiveOrder() {
     </>
   );
 }
+
+/** The payment states (prisma/schema.prisma's PaymentStatus): the badge says them in words, `data-status` as code. */
+const STATUSES = ['PENDING', 'PROCESSING', 'PAID', 'DECLINED', 'UNKNOWN'] as const;
+const isStatus = (status: string): status is (typeof STATUSES)[number] =>
+  (STATUSES as readonly string[]).includes(status);

@@ -2,6 +2,7 @@ import type { Metadata } from 'next';
 import { cookies, headers } from 'next/headers';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
+import { getLocale, getTranslations } from 'next-intl/server';
 import { issueCheckoutToken } from '@/lib/defences/checkout-token';
 import { env } from '@/lib/env';
 import { formatCents } from '@/lib/format';
@@ -13,7 +14,9 @@ import { sessionScope } from '@/lib/session';
 import { CheckoutForm } from './checkout-form';
 import { LiveOrder, LiveOrderProvider } from './live-order';
 
-export const metadata: Metadata = { title: 'Checkout' };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations('checkout'))('title') };
+}
 
 export default async function CheckoutPage({ params, searchParams }: PageProps<'/checkout/[orderNo]'>) {
   const { orderNo } = await params;
@@ -32,19 +35,20 @@ export default async function CheckoutPage({ params, searchParams }: PageProps<'
 
   // Layer 1: the page gets its one-time token when it opens (proxy.ts gave the browser its session).
   const token = caller ? (await issueCheckoutToken(orderNo, caller, env().CHECKOUT_TOKEN_TTL_SECONDS)).token : '';
-  const amount = formatCents(order.amountCents);
+  const t = await getTranslations('checkout');
+  const amount = formatCents(order.amountCents, await getLocale());
 
   return (
     <>
-      <h1>Checkout</h1>
+      <h1>{t('title')}</h1>
       <LiveOrderProvider initial={JSON.parse(JSON.stringify(order))}>
         <div className="checkout-grid">
           <section className="card" aria-labelledby="summary-title">
-            <h2 id="summary-title">Order summary</h2>
+            <h2 id="summary-title">{t('summary.title')}</h2>
             <dl className="facts">
-              <dt>Order</dt>
+              <dt>{t('summary.order')}</dt>
               <dd className="mono">{order.orderNo}</dd>
-              <dt>Amount</dt>
+              <dt>{t('summary.amount')}</dt>
               <dd>{amount}</dd>
             </dl>
             <CheckoutForm
@@ -55,15 +59,11 @@ export default async function CheckoutPage({ params, searchParams }: PageProps<'
               labEnabled={env().LAB_ENABLED}
             />
             {joinLink ? (
-              <p className="small">
-                Pay on another device (a second tab of your own, a phone): <a href={joinLink}>this order’s link</a> lets
-                that browser in. Anyone else gets “not found”.
-              </p>
+              <p className="small">{t.rich('join', { link: (words) => <a href={joinLink}>{words}</a> })}</p>
             ) : null}
             {env().LAB_ENABLED ? (
               <p className="small">
-                <Link href={`/lab?order=${orderNo}`}>Open the lab on this order</Link> in another tab to switch defences
-                off and watch this payment’s path.
+                {t.rich('openLab', { link: (words) => <Link href={`/lab?order=${orderNo}`}>{words}</Link> })}
               </p>
             ) : null}
           </section>

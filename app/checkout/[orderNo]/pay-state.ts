@@ -1,7 +1,11 @@
-// What the checkout's server action returns: a typed union, one member per thing a customer can be told.
+// What the checkout's server action returns: a typed union, one member per thing a customer can be told; and
+// what the page says about it, as message keys and values (pure: the component translates them).
+import type { MessageKeys, NestedKeyOf } from 'next-intl';
+import type { Messages } from '@/lib/i18n/messages';
 import type { PaymentOutcome } from '@/lib/payments/outcome';
 
-export type FieldErrors = Partial<Record<'orderNo' | 'token', string>>;
+/** Why the form could not be paid at all: the page says it in the reader's language. */
+export type InvalidReason = 'form' | 'sessionExpired' | 'noSuchOrder';
 
 /** What the card network had recorded for the order when the answer was made: the outcome says it too. */
 type Seen = { charges?: number };
@@ -32,22 +36,36 @@ export type PayState =
     } & Seen)
   | ({ status: 'in_progress'; answeredBy: string; requestId: string; token?: string } & Seen)
   | { status: 'mismatch'; requestId: string; token?: string }
-  /** Nothing was charged and every claim was released: the new token lets the customer try again. */
-  | { status: 'failed_retryable'; reason: string; requestId: string; token: string }
+  /**
+   * The bank could not be reached before it charged: nothing moved, every claim was released, and the new
+   * token lets the customer try again.
+   */
+  | { status: 'failed_retryable'; requestId: string; token: string }
   /** The lab's "drop the response" fault: the order's first answer was held back until the page gave up. */
   | { status: 'no_answer'; token?: string }
   /** This browser sent more payments in the last minute than one visitor may: nothing was done. */
   | { status: 'limited'; token?: string }
   /** Redis or the database is down: nothing was charged by this request. */
   | { status: 'unavailable'; service: string; token?: string }
-  | { status: 'invalid'; errors: FieldErrors; token?: string };
+  | { status: 'invalid'; reason: InvalidReason; token?: string };
 
 export type Tone = 'ok' | 'info' | 'warn' | 'bad';
 
+/** A key of messages/<locale>/checkout.json (English's keys are the reference). */
+export type CheckoutKey = MessageKeys<Messages['checkout'], NestedKeyOf<Messages['checkout']>>;
+
+/**
+ * A message for the component to translate: its key and its values. A value may itself be a message (the
+ * title a request was told, a decline reason the page knows); `lower`: it stands inside a sentence, where
+ * English writes it in lower case.
+ */
+export type MessageRef = { key: CheckoutKey; values?: Record<string, MessageValue>; lower?: boolean };
+export type MessageValue = string | number | MessageRef;
+
 export type OutcomeMessage = {
   tone: Tone;
-  title: string;
-  body: string;
+  title: MessageRef;
+  body: MessageRef;
   answeredBy?: string;
   /** A link that helps: "reload to pay". */
   reload?: boolean;
@@ -59,23 +77,69 @@ export type PageFacts = {
   order: { status: string; charges: Array<{ id: string }> };
 };
 
+/** Next-intl's `t` for the checkout's messages (or any function that puts a key and its values in words). */
+export type CheckoutTranslator = (key: CheckoutKey, values?: Record<string, string | number>) => string;
+
+/** A message in words: its values that are messages first, then the message (lower case inside a sentence). */
+export function inWords(message: MessageRef, t: CheckoutTranslator, locale: string): string {
+  const values =
+    message.values &&
+    Object.fromEntries(
+      Object.entries(message.values).map(([name, value]) => [
+        name,
+        typeof value === 'object' ? inWords(value, t, locale) : value,
+      ]),
+    );
+  const text = t(message.key, values);
+  return message.lower ? text.toLocaleLowerCase(locale) : text;
+}
+
+/** "No charge yet." / "Charged once." / "Charged 2 times for one order!": the statement's words, everywhere. */
+export function chargesInWords(count: number): MessageRef {
+  if (count === 0) return { key: 'charges.none' };
+  return count === 1 ? { key: 'charges.once' } : { key: 'charges.many', values: { count } };
+}
+
+/** The reasons the bank gives that the page can say in the reader's language; any other is shown as sent. */
+const DECLINE_REASONS: Record<string, CheckoutKey> = {
+  'insufficient funds': 'declineReasons.insufficientFunds',
+  declined: 'declineReasons.declined',
+};
+const declineReason = (reason: string): MessageValue => {
+  const key = DECLINE_REASONS[reason];
+  return key ? { key } : reason;
+};
+
+/** A title and a body of the outcome region: `outcome.<topic>.title` and `outcome.<topic>.<body>`. */
+function said(
+  tone: Tone,
+  title: CheckoutKey,
+  body: CheckoutKey,
+  values?: Record<string, MessageValue>,
+  rest: Pick<OutcomeMessage, 'answeredBy' | 'reload'> = {},
+): OutcomeMessage {
+  return { tone, title: { key: title }, body: { key: body, ...(values ? { values } : {}) }, ...rest };
+}
+
 /**
- * What the outcome region says, in words a customer understands, and which defence answered. It never
+ * What the outcome region says, as messages the component translates, and which defence answered. It never
  * contradicts the card statement: with more than one charge it says so first, whatever this request was told;
- * an answer of "in progress" becomes the order's final outcome once the order has one.
+ * an answer of "in progress" becomes the order's final outcome once the order has one. `amount` is the
+ * order's amount as the page shows it (formatted for the reader).
  */
 export function describePayState(state: PayState, amount: string, facts: PageFacts): OutcomeMessage | undefined {
-  if (facts.pending) {
-    return { tone: 'info', title: 'Paying…', body: 'Your payment is on its way to the bank. Do not close this page.' };
-  }
+  if (facts.pending) return said('info', 'outcome.paying.title', 'outcome.paying.body');
   if (state.status === 'idle') return undefined;
   const message = describeAnswer(state, amount, facts);
   const charges = Math.max(facts.order.charges.length, 'charges' in state ? (state.charges ?? 0) : 0);
   if (charges < 2) return message;
   return {
     tone: 'bad',
-    title: `Charged ${charges} times for one order!`,
-    body: `Your card was charged ${amount} ${charges} times: a duplicate got through the defences that were off. This request was told: ${message.title.toLowerCase()}.`,
+    title: { key: 'outcome.chargedTwice.title', values: { count: charges } },
+    body: {
+      key: 'outcome.chargedTwice.body',
+      values: { amount, count: charges, told: { ...message.title, lower: true } },
+    },
     answeredBy: message.answeredBy,
   };
 }
@@ -88,105 +152,101 @@ function describeAnswer(
   const firstCharge = facts.order.charges[0]?.id;
   switch (state.status) {
     case 'paid':
-      return {
-        tone: 'ok',
-        title: 'Payment successful',
-        body: `Your card was charged ${amount} (charge ${state.outcome.chargeId}).`,
-        answeredBy: 'bank',
-      };
+      return said(
+        'ok',
+        'outcome.paid.title',
+        'outcome.paid.body',
+        { amount, chargeId: state.outcome.chargeId },
+        { answeredBy: 'bank' },
+      );
     case 'failed_final':
-      return {
-        tone: 'bad',
-        title: 'Card declined',
-        body: `Your bank declined the payment (${state.outcome.reason}). Nothing was charged.`,
-        answeredBy: 'bank',
-      };
+      return said(
+        'bad',
+        'outcome.declined.title',
+        'outcome.declined.body',
+        { reason: declineReason(state.outcome.reason) },
+        { answeredBy: 'bank' },
+      );
     case 'replayed':
       return state.outcome.status === 'PAID'
-        ? {
-            tone: 'ok',
-            title: 'Already paid',
-            body: `This order was already paid: ${amount}, charge ${state.outcome.chargeId}, the first payment’s. You were not charged again.`,
-            answeredBy: state.answeredBy,
-          }
-        : {
-            tone: 'bad',
-            title: 'Card declined',
-            body: `This payment was already declined (${state.outcome.reason}). Nothing was charged.`,
-            answeredBy: state.answeredBy,
-          };
+        ? said(
+            'ok',
+            'outcome.alreadyPaid.title',
+            'outcome.alreadyPaid.body',
+            { amount, chargeId: state.outcome.chargeId },
+            { answeredBy: state.answeredBy },
+          )
+        : said(
+            'bad',
+            'outcome.alreadyDeclined.title',
+            'outcome.alreadyDeclined.body',
+            { reason: declineReason(state.outcome.reason) },
+            { answeredBy: state.answeredBy },
+          );
     case 'already_submitted':
       if (!state.resubmit) {
-        return {
-          tone: 'warn',
-          title: 'This page expired',
-          body: 'This page expired: reload to pay. Its one-time token was used up or ran out, so nothing was sent to the bank.',
+        return said('warn', 'outcome.expired.title', 'outcome.expired.body', undefined, {
           answeredBy: 'token',
           reload: true,
-        };
+        });
       }
-      return {
-        tone: 'info',
-        title: 'Already submitted',
-        body:
-          facts.order.status === 'PAID' || state.current?.status === 'PAID'
-            ? `This page was already submitted, and the order is paid (${amount}). We did not send the payment again.`
-            : 'This page was already submitted. We did not send the payment again; the order status shows its progress.',
-        answeredBy: 'token',
-      };
+      return facts.order.status === 'PAID' || state.current?.status === 'PAID'
+        ? said(
+            'info',
+            'outcome.alreadySubmitted.title',
+            'outcome.alreadySubmitted.bodyPaid',
+            { amount },
+            { answeredBy: 'token' },
+          )
+        : said('info', 'outcome.alreadySubmitted.title', 'outcome.alreadySubmitted.body', undefined, {
+            answeredBy: 'token',
+          });
     case 'in_progress':
       // The first request finishes meanwhile: the answer turns into the order's outcome.
       if (facts.order.status === 'PAID') {
-        return {
-          tone: 'ok',
-          title: 'Payment successful',
-          body: `The first request’s payment went through: ${amount}${firstCharge ? `, charge ${firstCharge}` : ''}. This one waited for it and did not charge again.`,
-          answeredBy: state.answeredBy,
-        };
+        return firstCharge
+          ? said(
+              'ok',
+              'outcome.firstPaid.title',
+              'outcome.firstPaid.body',
+              { amount, chargeId: firstCharge },
+              { answeredBy: state.answeredBy },
+            )
+          : said(
+              'ok',
+              'outcome.firstPaid.title',
+              'outcome.firstPaid.bodyNoCharge',
+              { amount },
+              {
+                answeredBy: state.answeredBy,
+              },
+            );
       }
       if (facts.order.status === 'DECLINED') {
-        return {
-          tone: 'bad',
-          title: 'Card declined',
-          body: 'The first request’s payment was declined. Nothing was charged.',
+        return said('bad', 'outcome.firstDeclined.title', 'outcome.firstDeclined.body', undefined, {
           answeredBy: state.answeredBy,
-        };
+        });
       }
-      return {
-        tone: 'warn',
-        title: 'Payment in progress',
-        body: 'Your payment is being processed. This updates when it is done; you will not be charged twice.',
+      return said('warn', 'outcome.inProgress.title', 'outcome.inProgress.body', undefined, {
         answeredBy: state.answeredBy,
-      };
+      });
     case 'mismatch':
-      return {
-        tone: 'bad',
-        title: 'Request mismatch',
-        body: 'This request does not match the original payment. Nothing was charged.',
-        answeredBy: 'requestKey',
-      };
+      return said('bad', 'outcome.mismatch.title', 'outcome.mismatch.body', undefined, { answeredBy: 'requestKey' });
     case 'failed_retryable':
-      return { tone: 'bad', title: 'Payment failed', body: `${state.reason} You can try again.`, answeredBy: 'bank' };
+      return said('bad', 'outcome.bankUnreachable.title', 'outcome.bankUnreachable.body', undefined, {
+        answeredBy: 'bank',
+      });
     case 'no_answer':
-      return {
-        tone: 'warn',
-        title: 'No answer',
-        body: 'The answer to this payment never arrived (the lab’s “drop the response” fault). Reload to see where it stands.',
-        reload: true,
-      };
+      return said('warn', 'outcome.noAnswer.title', 'outcome.noAnswer.body', undefined, { reload: true });
     case 'limited':
-      return {
-        tone: 'warn',
-        title: 'Too many payments',
-        body: 'This browser sent more payments in the last minute than one visitor may. Nothing was charged; wait a minute.',
-      };
+      return said('warn', 'outcome.limited.title', 'outcome.limited.body');
     case 'unavailable':
-      return {
-        tone: 'bad',
-        title: 'Service unavailable',
-        body: `Our ${state.service === 'redis' ? 'payment guard' : 'database'} is unavailable. Nothing was charged by this attempt; try again shortly.`,
-      };
+      return said(
+        'bad',
+        'outcome.unavailable.title',
+        state.service === 'redis' ? 'outcome.unavailable.bodyRedis' : 'outcome.unavailable.bodyDatabase',
+      );
     case 'invalid':
-      return { tone: 'bad', title: 'Cannot pay', body: Object.values(state.errors).join('; ') || 'Reload the page.' };
+      return said('bad', 'outcome.invalid.title', `outcome.invalid.${state.reason}`);
   }
 }
