@@ -71,6 +71,7 @@ const STEP_NAMES: Record<TimelineStep, string> = {
   outcome: 'Outcome',
   gateway: 'Gateway',
   receipt: 'Receipt',
+  redis: 'Redis',
 };
 
 export function stepName(step: TimelineStep): string {
