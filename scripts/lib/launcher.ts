@@ -1,6 +1,6 @@
 // What `npm run demo` and `npm run demo:cluster` have in common:
 //   1. validate the configuration (lib/env.ts)
-//   2. start the embedded PostgreSQL and Redis, unless DATABASE_URL / REDIS_URL name servers to use
+//   2. start the embedded PostgreSQL and Redis, unless DATABASE_URL / REDIS_URL (or REDIS_SENTINELS) name servers
 //   3. apply the committed migrations
 //   4. build the app if the sources changed; start the app instance(s) and the receipt worker, supervised
 //      (the lab's crash faults kill them on purpose: they come back, and reconciliation settles the rest)
@@ -68,6 +68,8 @@ export async function launch(plan: Plan): Promise<void> {
     dataDir: config.DATA_DIR,
     databaseUrl: config.DATABASE_URL,
     redisUrl: config.REDIS_URL,
+    // The apps and the worker find the primary through the Sentinels themselves (they inherit REDIS_SENTINELS).
+    redisThroughSentinel: config.REDIS_SENTINELS !== undefined,
     postgresPort: config.EMBEDDED_POSTGRES_PORT,
     redisPort: config.EMBEDDED_REDIS_PORT,
     log,
@@ -132,7 +134,9 @@ export async function launch(plan: Plan): Promise<void> {
     await Promise.all(plan.apps.map((app, i) => waitForApp(app.port, 60_000, children[i]?.current())));
 
     if (plan.gatewayPort !== undefined) {
-      redis = new Redis(services.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 });
+      const options = { lazyConnect: false, maxRetriesPerRequest: 1 };
+      const { REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: name } = config;
+      redis = services.redisUrl ? new Redis(services.redisUrl, options) : new Redis({ ...options, sentinels, name });
       redis.on('error', () => {});
       const settings = await gatewaySettingsFrom(redis);
       gateway = await startGateway({
