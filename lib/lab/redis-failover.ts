@@ -4,7 +4,8 @@ import 'server-only';
 // writes the old server acknowledged and had not handed on (to the replica, or to disk) are gone, and a
 // request key's claim may be among them: a retry then finds no claim and layer 2 lets it through
 // (docs/decisions/019-redis-failover.md). Redis gives each server process a new `run_id`; each time the
-// client is ready (after every reconnection) it is compared with the last one seen.
+// client is ready (after every reconnection) it is compared with the last one seen. One lane per new server,
+// however many processes notice it.
 import type { Redis } from 'ioredis';
 import { instanceName } from '../instance.ts';
 import { publishTimelineEvent } from './timeline.ts';
@@ -57,7 +58,11 @@ export function watchPrimary(client: Redis): void {
         const event = before && serverChangeEvent(before, known, instanceName(), Date.now());
         if (!event) return;
         console.error(`[redis] ${event.decision}: ${event.detail}`);
-        void publishTimelineEvent(event);
+        // Every process that uses this Redis notices (the instances, the worker): the first one tells the lab.
+        void client
+          .set(`lab:redis-server:${runId}`, instanceName(), 'PX', 86_400_000, 'NX')
+          .then((first) => (first === 'OK' ? publishTimelineEvent(event) : undefined))
+          .catch(() => {}); // Redis gone again: the next server will be told
       },
       () => {}, // the next reconnection looks again
     );
