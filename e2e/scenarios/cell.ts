@@ -70,20 +70,21 @@ export function scenarioInOneRun(
   id: string,
   title: string,
   run: (
-    fixtures: Omit<CellContext, 'orderNo' | 'layers'>,
+    // No browser: a row run once is played through the API (a page would cost a browser for nothing).
+    fixtures: Pick<CellContext, 'request' | 'db'>,
     labOf: (layers: Layers) => Parameters<typeof createOrder>[1],
   ) => Promise<RunCell[]>,
 ): void {
   const declared = SCENARIOS.find((s) => s.id === id);
   if (!declared?.oneRun) throw new Error(`scenario ${id} is not declared in matrix.ts as run once for its row`);
   test.describe(`scenario: ${declared.title}`, { tag: rowTag(declared.id) }, () => {
-    test(title, async ({ page, context, browser, request, db }, testInfo) => {
+    test(title, async ({ request, db }, testInfo) => {
       const labOf = (layers: Layers) => ({
         layers,
         faults: { bankLatencyMs: declared.bankLatencyMs, ...declared.lab?.faults },
         claims: declared.lab?.claims,
       });
-      const cells = await run({ page, context, browser, request, db }, labOf);
+      const cells = await run({ request, db }, labOf);
       const count = declared.counts === 'receipts' ? receiptCount : chargeCount;
       const counts = await Promise.all(cells.map((cell) => settledCount(cell.orderNo, count)));
       for (const configuration of CONFIGURATIONS) {
