@@ -34,4 +34,66 @@ describe('parseEnv', () => {
   it('treats an empty value as unset', () => {
     expect(parseEnv({ REDIS_URL: '' }).REDIS_URL).toBeUndefined();
   });
+
+  describe('Redis through Sentinel', () => {
+    const problemsOf = (source: Record<string, string>): string[] => {
+      try {
+        parseEnv(source);
+        return [];
+      } catch (error) {
+        return (error as InvalidEnvError).problems;
+      }
+    };
+
+    it('reads the Sentinels as addresses, IPv6 in brackets, spaces around the commas allowed', () => {
+      const env = parseEnv({
+        REDIS_SENTINELS: '10.0.0.1:26379, sentinel-b.internal:26380,[::1]:26381',
+        REDIS_SENTINEL_NAME: 'payonce',
+      });
+      expect(env.REDIS_SENTINELS).toEqual([
+        { host: '10.0.0.1', port: 26379 },
+        { host: 'sentinel-b.internal', port: 26380 },
+        { host: '::1', port: 26381 },
+      ]);
+      expect(env.REDIS_SENTINEL_NAME).toBe('payonce');
+      expect(env.REDIS_URL).toBeUndefined();
+    });
+
+    it('names the entry that is not host:port', () => {
+      for (const list of ['10.0.0.1', '10.0.0.1:26379,', 'a:0', 'a:70000', 'redis://a:26379', '::1:26379']) {
+        const [line, ...more] = problemsOf({ REDIS_SENTINELS: list, REDIS_SENTINEL_NAME: 'payonce' });
+        expect(more, list).toEqual([]);
+        expect(line, list).toMatch(/^REDIS_SENTINELS: must be a comma-separated list of host:port/);
+        expect(line, list).toContain(`(got ${JSON.stringify(list)})`);
+      }
+    });
+
+    it('wants both variables or neither', () => {
+      expect(problemsOf({ REDIS_SENTINELS: '127.0.0.1:26379' })).toEqual([
+        expect.stringMatching(/^REDIS_SENTINEL_NAME: is required with REDIS_SENTINELS/),
+      ]);
+      expect(problemsOf({ REDIS_SENTINEL_NAME: 'payonce' })).toEqual([
+        expect.stringMatching(/^REDIS_SENTINELS: is required with REDIS_SENTINEL_NAME/),
+      ]);
+      expect(problemsOf({ REDIS_SENTINEL_NAME: 'pay once', REDIS_SENTINELS: '127.0.0.1:26379' })).toEqual([
+        expect.stringMatching(/^REDIS_SENTINEL_NAME: must be the name the Sentinels monitor/),
+      ]);
+    });
+
+    it('refuses REDIS_URL beside them, without printing the URL (it may carry a password)', () => {
+      const problems = problemsOf({
+        REDIS_URL: 'redis://:s3cret@cache:6379',
+        REDIS_SENTINELS: '127.0.0.1:26379',
+        REDIS_SENTINEL_NAME: 'payonce',
+      });
+      expect(problems).toEqual([expect.stringMatching(/^REDIS_SENTINELS: cannot be used with REDIS_URL/)]);
+      expect(problems.join()).not.toContain('s3cret');
+    });
+
+    it('takes an empty value as unset, as for every variable', () => {
+      const env = parseEnv({ REDIS_URL: 'redis://cache:6379', REDIS_SENTINELS: '', REDIS_SENTINEL_NAME: '' });
+      expect(env.REDIS_SENTINELS).toBeUndefined();
+      expect(env.REDIS_URL).toBe('redis://cache:6379');
+    });
+  });
 });

@@ -18,7 +18,28 @@ const port = z.coerce.number().int().min(1).max(65_535);
 const positiveInt = z.coerce.number().int().positive();
 const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
-export const EnvSchema = z.object({
+/** A Sentinel's address: `host:port`, or `[IPv6 address]:port`. */
+const SENTINEL_ADDRESS = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/;
+
+/** `host:port,host:port`: the Sentinels to ask which server is the primary. */
+const sentinelList = z.string().transform((list, ctx) => {
+  const addresses: Array<{ host: string; port: number }> = [];
+  for (const entry of list.split(',').map((part) => part.trim())) {
+    const match = SENTINEL_ADDRESS.exec(entry);
+    const portNumber = Number(match?.[3]);
+    if (!match || portNumber < 1 || portNumber > 65_535) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a comma-separated list of host:port, one per Sentinel (${JSON.stringify(entry)} is not one)`,
+      });
+      return z.NEVER;
+    }
+    addresses.push({ host: match[1] ?? match[2] ?? '', port: portNumber });
+  }
+  return addresses;
+});
+
+const EnvFields = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** The app's HTTP port. */
   PORT: port.default(3000),
@@ -49,8 +70,20 @@ export const EnvSchema = z.object({
   SESSION_SECRET: z.string().min(32).optional(),
   /** PostgreSQL. Unset: `npm run demo` starts its own embedded server. */
   DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).optional(),
-  /** Redis. Unset: `npm run demo` starts its own redis-server. */
+  /** Redis. Unset: `npm run demo` starts its own redis-server (unless REDIS_SENTINELS is set). */
   REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).optional(),
+  /**
+   * Redis through Sentinel, instead of REDIS_URL (never both): the Sentinels to ask which server is the
+   * primary (`host:port,host:port`), and the name they monitor it under. The client follows a failover by
+   * itself; what the old primary had not replicated is lost with it (docs/decisions/019-redis-failover.md).
+   */
+  REDIS_SENTINELS: sentinelList.optional(),
+  REDIS_SENTINEL_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, {
+      message: 'must be the name the Sentinels monitor the primary under (letters, digits, ".", "_" or "-")',
+    })
+    .optional(),
   /** Where the embedded services keep their data (git-ignored). */
   DATA_DIR: z.string().min(1).default('.data'),
   /** Ports of the embedded services that `npm run demo` starts (non-default, to leave yours alone). */
@@ -85,6 +118,32 @@ export const EnvSchema = z.object({
   RETENTION_DAYS: z.coerce.number().int().min(0).default(30),
   /** Layer 4: how long a settled dedup row is kept before the hourly cleanup deletes it. */
   DEDUP_RETENTION_DAYS: positiveInt.default(30),
+});
+
+export const EnvSchema = EnvFields.superRefine((env, ctx) => {
+  // One way to reach Redis: a URL, or Sentinels with the primary's name (both of them).
+  if (env.REDIS_SENTINELS && !env.REDIS_SENTINEL_NAME) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['REDIS_SENTINEL_NAME'],
+      message: 'is required with REDIS_SENTINELS: the name the Sentinels monitor the primary under (e.g. mymaster)',
+    });
+  }
+  if (env.REDIS_SENTINEL_NAME && !env.REDIS_SENTINELS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['REDIS_SENTINELS'],
+      message: 'is required with REDIS_SENTINEL_NAME: the Sentinels to ask, as host:port,host:port',
+    });
+  }
+  // Named on REDIS_SENTINELS, so the error line never prints REDIS_URL (it may carry a password).
+  if (env.REDIS_SENTINELS && env.REDIS_URL) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['REDIS_SENTINELS'],
+      message: 'cannot be used with REDIS_URL: set one way to reach Redis (unset REDIS_URL to go through Sentinel)',
+    });
+  }
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -122,6 +181,9 @@ export function env(): Env {
 /** A variable that must be set by now (the launcher sets the service URLs before the app starts). */
 export function requireEnv<K extends 'DATABASE_URL' | 'REDIS_URL'>(name: K): string {
   const value = env()[name];
-  if (!value) throw new InvalidEnvError([`${name}: is not set (start the app with \`npm run demo\`)`]);
+  if (!value) {
+    const nor = name === 'REDIS_URL' ? 'nor REDIS_SENTINELS; ' : '';
+    throw new InvalidEnvError([`${name}: is not set (${nor}start the app with \`npm run demo\`)`]);
+  }
   return value;
 }

@@ -1,19 +1,30 @@
 import 'server-only';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
-import { requireEnv } from './env.ts';
+import { Redis, type RedisOptions } from 'ioredis';
+import { env, requireEnv } from './env.ts';
+import { watchPrimary } from './lab/redis-failover.ts';
 
 function createRedisClient(): Redis {
-  const client = new Redis(requireEnv('REDIS_URL'), {
+  const options: RedisOptions = {
     // Give up on a command after one reconnection attempt or two seconds, so that a Redis outage
     // turns into a fast, clear error instead of requests piling up.
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
     commandTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-  });
+  };
+  // Through Sentinel (ioredis's own support): each connection asks a Sentinel which server is the primary,
+  // and `failoverDetector` drops the connection when the Sentinels announce a new one (+switch-master), so
+  // the client does not stay on a demoted primary that still answers. Writes it acknowledged that had not
+  // reached the replica are lost in a failover all the same (decision 019); watchPrimary tells the lab.
+  const { REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: name } = env();
+  const client =
+    sentinels && name
+      ? new Redis({ ...options, sentinels, name, failoverDetector: true })
+      : new Redis(requireEnv('REDIS_URL'), options);
   client.on('error', (error: Error) => console.error(`[redis] ${error.message}`));
+  watchPrimary(client);
   return client;
 }
 

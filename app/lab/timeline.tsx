@@ -53,7 +53,10 @@ export function Timeline({
     const wanted = filter.trim().toLowerCase();
     return {
       lanes: all
-        .filter((lane) => !wanted || lane.first.orderNo.toLowerCase().includes(wanted))
+        // A change of Redis server concerns every order: it stays among one order's lanes too.
+        .filter(
+          (lane) => !wanted || lane.first.orderNo.toLowerCase().includes(wanted) || lane.first.channel === 'redis',
+        )
         .reverse()
         .slice(0, LANES_SHOWN),
       offsets: offsetsByOrder(all.map((lane) => lane.first)),

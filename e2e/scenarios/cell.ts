@@ -37,6 +37,7 @@ export type CellContext = {
 export function scenario(id: string, run: (cell: CellContext) => Promise<Sees>): void {
   const declared = SCENARIOS.find((s) => s.id === id);
   if (!declared) throw new Error(`scenario ${id} is not declared in matrix.ts`);
+  if (declared.oneRun) throw new Error(`scenario ${id} runs its cells in one test: scenarioInOneRun()`);
   const keyRow = KEY_STRATEGY_ROWS.find((row) => row.scenario.id === id);
   // Tagged with its id: `npm run scenarios -- -g "@<id>"` runs this row and nothing else.
   test.describe(`scenario: ${declared.title}`, { tag: rowTag(declared.id) }, () => {
@@ -47,21 +48,77 @@ export function scenario(id: string, run: (cell: CellContext) => Promise<Sees>):
         const fixtures = { page, context, browser, request, db };
         const expected = expectedCell(declared, configuration.layers);
         const actual = await runCell(declared, configuration.layers, 'business', run, fixtures);
-        testInfo.annotations.push({
-          type: 'matrix-cell',
-          description: JSON.stringify({
-            scenario: declared.id,
-            configuration: configuration.id,
-            counts: declared.counts ?? 'charges',
-            expected: { charges: expected.charges, sees: expected.sees },
-            actual,
-          }),
-        });
+        annotateCell(testInfo, declared, configuration.id, expected, actual);
         if (alsoKeyCell) annotateKeyCell(testInfo, alsoKeyCell, 'business', actual);
         expect(outcomeOf(actual), `${declared.title} / ${configuration.title}`).toEqual(outcomeOf(expected));
       });
     }
     if (keyRow) keyStrategyCells(keyRow, run, ['paramHash', 'perSubmit']);
+  });
+}
+
+/** One run's cell: the order of a configuration, and what the customer (or calling service) saw at the end. */
+export type RunCell = { configuration: string; orderNo: string; sees: Sees };
+
+/**
+ * A scenario whose cells share one run (`oneRun` in matrix.ts): one test plays the event against an order per
+ * configuration at once, each with the lab settings `labOf` gives (the scenario's, and the configuration's
+ * defences). Each cell is counted, recorded and held to its declaration on its own; the test fails if any
+ * cell differs, and says which.
+ */
+export function scenarioInOneRun(
+  id: string,
+  title: string,
+  run: (
+    // No browser: a row run once is played through the API (a page would cost a browser for nothing).
+    fixtures: Pick<CellContext, 'request' | 'db'>,
+    labOf: (layers: Layers) => Parameters<typeof createOrder>[1],
+  ) => Promise<RunCell[]>,
+): void {
+  const declared = SCENARIOS.find((s) => s.id === id);
+  if (!declared?.oneRun) throw new Error(`scenario ${id} is not declared in matrix.ts as run once for its row`);
+  test.describe(`scenario: ${declared.title}`, { tag: rowTag(declared.id) }, () => {
+    test(title, async ({ request, db }, testInfo) => {
+      const labOf = (layers: Layers) => ({
+        layers,
+        faults: { bankLatencyMs: declared.bankLatencyMs, ...declared.lab?.faults },
+        claims: declared.lab?.claims,
+      });
+      const cells = await run({ request, db }, labOf);
+      const count = declared.counts === 'receipts' ? receiptCount : chargeCount;
+      const counts = await Promise.all(cells.map((cell) => settledCount(cell.orderNo, count)));
+      for (const configuration of CONFIGURATIONS) {
+        const index = cells.findIndex((cell) => cell.configuration === configuration.id);
+        const cell = cells[index];
+        const chargeTotal = counts[index];
+        expect(cell, `${declared.title}: no run for ${configuration.title}`).toBeDefined();
+        if (!cell || chargeTotal === undefined) continue;
+        const expected = expectedCell(declared, configuration.layers);
+        const actual = { charges: chargesBucket(chargeTotal), sees: cell.sees, chargeCount: chargeTotal };
+        annotateCell(testInfo, declared, configuration.id, expected, actual);
+        expect.soft(outcomeOf(actual), `${declared.title} / ${configuration.title}`).toEqual(outcomeOf(expected));
+      }
+    });
+  });
+}
+
+/** Records a cell for the matrix reporter (e2e/matrix-reporter.ts): a test may record several. */
+function annotateCell(
+  testInfo: TestInfo,
+  declared: Scenario,
+  configuration: string,
+  expected: { charges: Charges; sees: Sees },
+  actual: Actual,
+): void {
+  testInfo.annotations.push({
+    type: 'matrix-cell',
+    description: JSON.stringify({
+      scenario: declared.id,
+      configuration,
+      counts: declared.counts ?? 'charges',
+      expected: { charges: expected.charges, sees: expected.sees },
+      actual,
+    }),
   });
 }
 

@@ -48,6 +48,11 @@ export type Scenario = {
   bankLatencyMs: number;
   /** Further lab settings of the scenario's order: a lease, a fault of the recovery path. */
   lab?: { faults?: Partial<Faults>; claims?: { leaseMs: number } };
+  /**
+   * Every cell of the row comes from one run, in one test: an event too heavy to stage eight times (a Redis
+   * failover) strikes the eight orders, one per configuration, at once. Each cell is still its own order.
+   */
+  oneRun?: true;
 };
 
 // Layer 5 answers every duplicate that reaches the bank with the first charge, once the bank has answered:
@@ -224,6 +229,22 @@ export const SCENARIOS: Scenario[] = [
     unstopped: 'paid',
     bankLatencyMs: 0,
     lab: { faults: { bankLateChargeMs: 1_500 } },
+  },
+  {
+    id: 'redis-failover',
+    title: 'Redis fails over mid-payment and loses the claim',
+    source: 4,
+    // Through Redis Sentinel: each payment claims its key on the primary and waits at the bank; the primary
+    // dies before its claims reached the replica (the test holds that window open), and Sentinel promotes
+    // the replica. The client's retry, with the same key, finds no claim: layer 2 lets it through to the
+    // bank. The order's claim (layers 3, 4) is in PostgreSQL and the bank's key (5) at the bank: neither
+    // was in Redis. One failover for the eight orders (redis-failover.spec.ts).
+    stoppedBy: { stateMachine: 'first outcome', uniqueConstraint: 'first outcome', bankKey: 'first outcome' },
+    unstopped: 'paid',
+    bankLatencyMs: 3_000,
+    // The order's own lease, longer than the bank holds it: no reconciler of any app takes the claim over.
+    lab: { claims: { leaseMs: 10_000 } },
+    oneRun: true,
   },
 ];
 

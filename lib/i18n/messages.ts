@@ -1,16 +1,16 @@
 // Every message of the demo, per language, in one file per area (messages/<locale>/<area>.json): the area is
 // the namespace a component asks for (`useTranslations('checkout')`). English is the reference: its keys are
 // the ones every language must have (lib/i18n/messages.test.ts fails on one missing either way).
-import enCheckout from '../../messages/en/checkout.json';
-import enCommon from '../../messages/en/common.json';
-import enGlossary from '../../messages/en/glossary.json';
-import enHome from '../../messages/en/home.json';
-import enLayers from '../../messages/en/layers.json';
-import zhCheckout from '../../messages/zh-CN/checkout.json';
-import zhCommon from '../../messages/zh-CN/common.json';
-import zhGlossary from '../../messages/zh-CN/glossary.json';
-import zhHome from '../../messages/zh-CN/home.json';
-import zhLayers from '../../messages/zh-CN/layers.json';
+import enCheckout from '../../messages/en/checkout.json' with { type: 'json' };
+import enCommon from '../../messages/en/common.json' with { type: 'json' };
+import enGlossary from '../../messages/en/glossary.json' with { type: 'json' };
+import enHome from '../../messages/en/home.json' with { type: 'json' };
+import enLayers from '../../messages/en/layers.json' with { type: 'json' };
+import zhCheckout from '../../messages/zh-CN/checkout.json' with { type: 'json' };
+import zhCommon from '../../messages/zh-CN/common.json' with { type: 'json' };
+import zhGlossary from '../../messages/zh-CN/glossary.json' with { type: 'json' };
+import zhHome from '../../messages/zh-CN/home.json' with { type: 'json' };
+import zhLayers from '../../messages/zh-CN/layers.json' with { type: 'json' };
 import type { Locale } from './locales.ts';
 
 const en = { common: enCommon, home: enHome, glossary: enGlossary, layers: enLayers, checkout: enCheckout };

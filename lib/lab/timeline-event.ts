@@ -2,13 +2,23 @@
 import type { Layer } from './settings.ts';
 
 /** Layer 0's step is the browser's: a click it swallowed, reported by the page (POST /api/lab/timeline). */
-export type TimelineStep = Layer | 'pendingUi' | 'request' | 'bank' | 'reconcile' | 'outcome' | 'gateway' | 'receipt';
+export type TimelineStep =
+  | Layer
+  | 'pendingUi'
+  | 'request'
+  | 'bank'
+  | 'reconcile'
+  | 'outcome'
+  | 'gateway'
+  | 'receipt'
+  | 'redis';
 
 export type TimelineEvent = {
   /** One lane per request. */
   requestId: string;
   orderNo: string;
-  channel: 'browser' | 'api' | 'reconciler' | 'gateway' | 'worker';
+  /** `redis`: the Redis server changed under an app instance (lib/lab/redis-failover.ts): everyone's lab shows it. */
+  channel: 'browser' | 'api' | 'reconciler' | 'gateway' | 'worker' | 'redis';
   /** Which app instance handled it (cluster mode shows two). */
   instance: string;
   step: TimelineStep;

@@ -101,7 +101,7 @@ export function viewerOf(scope: string): string {
 
 /**
  * Events of the entries after the stream id `after`, oldest first; without `after`, the latest entries.
- * `viewer`: only the lanes that caller may see (its own requests, and those on its orders).
+ * `viewer`: only the lanes that caller may see (its own requests, and those on its orders, and the Redis server's).
  */
 export async function readTimeline(
   after: string | undefined,
@@ -116,7 +116,8 @@ export async function readTimeline(
     try {
       const events = JSON.parse(fields[fields.indexOf('events') + 1] ?? '[]') as TimelineEvent[];
       return events.flatMap((event, index) =>
-        viewer === undefined || event.viewers?.includes(viewer)
+        // A change of Redis server concerns every payment in flight: every lab shows it.
+        viewer === undefined || event.viewers?.includes(viewer) || event.channel === 'redis'
           ? [{ ...event, id: `${streamId}/${index}`, streamId }]
           : [],
       );

@@ -1,6 +1,6 @@
 // What `npm run demo` and `npm run demo:cluster` have in common:
 //   1. validate the configuration (lib/env.ts)
-//   2. start the embedded PostgreSQL and Redis, unless DATABASE_URL / REDIS_URL name servers to use
+//   2. start the embedded PostgreSQL and Redis, unless DATABASE_URL / REDIS_URL (or REDIS_SENTINELS) name servers
 //   3. apply the committed migrations
 //   4. build the app if the sources changed; start the app instance(s) and the receipt worker, supervised
 //      (the lab's crash faults kill them on purpose: they come back, and reconciliation settles the rest)
@@ -74,6 +74,8 @@ export async function launch(plan: Plan): Promise<void> {
     dataDir: config.DATA_DIR,
     databaseUrl: config.DATABASE_URL,
     redisUrl: config.REDIS_URL,
+    // The apps and the worker find the primary through the Sentinels themselves (they inherit REDIS_SENTINELS).
+    redisThroughSentinel: config.REDIS_SENTINELS !== undefined,
     postgresPort: config.EMBEDDED_POSTGRES_PORT,
     redisPort: config.EMBEDDED_REDIS_PORT,
     log,
@@ -193,7 +195,11 @@ async function startNginx(options: {
   const server = spawnSync(binary, ['-v'], { encoding: 'utf8' })
     .stderr.trim()
     .replace(/^nginx version: /, '');
-  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
+  // Through the Sentinels when the app is (REDIS_SENTINELS; then there is no URL).
+  const { REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: name } = env();
+  const redis = options.redisUrl
+    ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1 })
+    : new Redis({ maxRetriesPerRequest: 1, sentinels, name });
   redis.on('error', () => {});
   const db = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
   db.on('error', () => {});

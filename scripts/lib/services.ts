@@ -38,6 +38,8 @@ export async function startServices(options: {
   dataDir: string;
   databaseUrl?: string;
   redisUrl?: string;
+  /** Redis is reached through Sentinel (REDIS_SENTINELS): there is none to start, and no URL (`redisUrl` is ''). */
+  redisThroughSentinel?: boolean;
   postgresPort: number;
   redisPort: number;
   log: (line: string) => void;
@@ -52,8 +54,8 @@ export async function startServices(options: {
     for (const stopOne of stops.reverse()) await stopOne().catch(() => {});
   };
   try {
-    let redisUrl = options.redisUrl;
-    if (!redisUrl) {
+    let redisUrl = options.redisUrl ?? '';
+    if (!redisUrl && !options.redisThroughSentinel) {
       const binary = ensureProgram(REDIS_SERVER, log);
       const startRedis = () =>
         startRedisServer({
