@@ -8,6 +8,7 @@ import { englishLeft } from './i18n';
 const PAGES: Array<{ name: string; path: string }> = [
   { name: 'home', path: '/' },
   { name: 'glossary', path: '/glossary' },
+  { name: 'scenarios', path: '/scenarios' },
   { name: 'not found', path: '/no-such-page' },
   { name: 'too many requests', path: '/limited?seconds=30' },
 ];
