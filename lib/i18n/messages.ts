@@ -5,18 +5,34 @@ import enCommon from '../../messages/en/common.json';
 import enGlossary from '../../messages/en/glossary.json';
 import enHome from '../../messages/en/home.json';
 import enLayers from '../../messages/en/layers.json';
+import enProblems from '../../messages/en/problems.json';
 import enScenarios from '../../messages/en/scenarios.json';
 import zhCommon from '../../messages/zh-CN/common.json';
 import zhGlossary from '../../messages/zh-CN/glossary.json';
 import zhHome from '../../messages/zh-CN/home.json';
 import zhLayers from '../../messages/zh-CN/layers.json';
+import zhProblems from '../../messages/zh-CN/problems.json';
 import zhScenarios from '../../messages/zh-CN/scenarios.json';
 import type { Locale } from './locales.ts';
 
-const en = { common: enCommon, home: enHome, glossary: enGlossary, layers: enLayers, scenarios: enScenarios };
+const en = {
+  common: enCommon,
+  home: enHome,
+  glossary: enGlossary,
+  layers: enLayers,
+  scenarios: enScenarios,
+  problems: enProblems,
+};
 export type Messages = typeof en;
 
 export const MESSAGES: Record<Locale, Messages> = {
   en,
-  'zh-CN': { common: zhCommon, home: zhHome, glossary: zhGlossary, layers: zhLayers, scenarios: zhScenarios },
+  'zh-CN': {
+    common: zhCommon,
+    home: zhHome,
+    glossary: zhGlossary,
+    layers: zhLayers,
+    scenarios: zhScenarios,
+    problems: zhProblems,
+  },
 };
