@@ -38,6 +38,14 @@ export const ALLOWED = new Set([
   'UI',
   'App',
   'ms',
+  // The problem types' pages: encodings and protocols, as Chinese technical writing spells them.
+  'ASCII',
+  'UTF',
+  'KiB',
+  'DNS',
+  'cookie',
+  'Accept',
+  'Language',
   // SQL and the payment's states, as the code and the article write them.
   'UPDATE',
   'WHERE',

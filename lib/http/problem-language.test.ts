@@ -1,11 +1,14 @@
 // A problem's words for a person (`detail`, `errors[].message`) are said in the caller's language, negotiated
 // from Accept-Language; what a program reads (`type`, `title`, `status`, `errors[].field`, the extensions) is
 // the same in every language; English says exactly what the API always said (clients and tests match it).
+import { createTranslator } from 'next-intl';
 import { describe, expect, it } from 'vitest';
 import { GET as unknownApiPath } from '../../app/api/[...path]/route.ts';
+import { MESSAGES } from '../i18n/messages.ts';
 import { KEY_RULES, keyProblem, keyReusedProblem, MAX_KEY_LENGTH, parseIdempotencyKey } from './idempotency-key.ts';
 import { otherMethods } from './methods.ts';
 import { type Say, say, sayIn, withProblems } from './problem.ts';
+import { PROBLEM_TYPES, type ProblemType } from './problem-types.ts';
 
 const asked = (acceptLanguage?: string) =>
   new Request('http://localhost/api/no-such-thing', {
@@ -113,5 +116,31 @@ describe('the English problems', () => {
     const body = await keyReusedProblem(undefined, 'order').json();
     expect(body.detail).toBe('This Idempotency-Key was used with a different body. Use a new key for a new order.');
     expect(body.errors).toEqual([{ field: 'Idempotency-Key', message: 'was used with a different body' }]);
+  });
+});
+
+describe('the problem type pages', () => {
+  const english = createTranslator({ locale: 'en', messages: MESSAGES.en, namespace: 'problems' });
+  const chinese = createTranslator({ locale: 'zh-CN', messages: MESSAGES['zh-CN'], namespace: 'problems' });
+  const markup = { code: (chunks: string) => chunks, docs: (chunks: string) => chunks };
+
+  it('say in English what lib/http/problem-types.ts says, word for word', () => {
+    for (const [type, info] of Object.entries(PROBLEM_TYPES)) {
+      const key = type as ProblemType;
+      expect(english(`types.${key}.name`), type).toBe(info.name);
+      expect(english.markup(`types.${key}.means`, markup), type).toBe(info.means);
+      expect(english.markup(`types.${key}.todo`, markup), type).toBe(info.todo);
+    }
+  });
+
+  it('render every message in both languages (ICU quotes: {orderNo}, <secret>, <…>)', () => {
+    expect(english('types.amount-mismatch.todo')).toContain('/api/orders/{orderNo}');
+    expect(chinese.markup('types.presenter-only.todo', markup)).toContain('Authorization: Bearer <secret>');
+    expect(chinese.markup('pages.intro', markup)).toContain('Link: <…>; rel="describedby"');
+    for (const type of Object.keys(PROBLEM_TYPES) as ProblemType[]) {
+      for (const part of ['name', 'means', 'todo'] as const) {
+        expect(chinese.markup(`types.${type}.${part}`, markup)).toMatch(/\p{Script=Han}/u);
+      }
+    }
   });
 });
