@@ -5,7 +5,9 @@
 // Vary: Accept-Language. The words are messages/<locale>/problems.json; English is what it always was.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createTranslator } from 'next-intl';
+// use-intl's core (next-intl's own, without React): the API's problems are written outside React, and by
+// processes that have none (the cluster's launcher reads lib/http/presenter.ts).
+import { createTranslator } from 'use-intl/core';
 import type { z } from 'zod';
 import { DEFAULT_LOCALE, type Locale, negotiateLocale } from '../i18n/locales.ts';
 import { MESSAGES } from '../i18n/messages.ts';
