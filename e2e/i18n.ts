@@ -61,7 +61,11 @@ export const ALLOWED = new Set([
   'RECEIPT',
   'idempotent_record',
   'request_id',
-  // Headers and fields a program reads.
+  // Headers and fields a program reads (a hyphenated name is one word to englishLeft).
+  'Idempotency-Key',
+  'Retry-After',
+  'X-Client-Id',
+  'Accept-Language',
   'Idempotency',
   'Key',
   'Retry',

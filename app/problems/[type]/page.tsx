@@ -51,7 +51,8 @@ export default async function ProblemPage({ params }: Props) {
         <strong>{t('pages.retryQuestion')}</strong> {t(`pages.retry.${RETRY[info.retry]}`)}
       </p>
       <h2>{t('pages.example')}</h2>
-      <pre className="code-block">
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a wide example scrolls: keyboard users must reach it (axe scrollable-region-focusable) */}
+      <pre className="code-block" tabIndex={0}>
         <code>{JSON.stringify(example, null, 2)}</code>
       </pre>
       <p className="small muted">{t.rich('pages.exampleNote', { code })}</p>
