@@ -1,9 +1,28 @@
 // `npm run docs:screenshots`: the pictures in README.md and docs/workshop.md, taken from the running app
-// at a projector's 1366×768, so one command refreshes them all.
+// at a projector's 1366×768, so one command refreshes them all; and each again in Chinese, under
+// docs/images/zh-CN/, for docs/workshop.zh-CN.md. The Chinese pictures need a CJK font on the machine
+// (Debian: fonts-noto-cjk); without one Chromium draws every character as a box, so check them before committing.
 import path from 'node:path';
+import type { Locator, Page } from '@playwright/test';
+import { LOCALE_COOKIE } from '../lib/i18n/locales';
 import { ALL_OFF, ALL_ON, CheckoutPage, createOrder, expect, test } from './fixtures';
 
 const IMAGES = path.resolve(import.meta.dirname, '../docs/images');
+
+/**
+ * The page as it is now, in Chinese: the language the switcher would choose (its cookie), the page reloaded,
+ * its picture under zh-CN/, then English again. A reload, not a second run of the steps: the steps wait on
+ * English words, and the state they built (an order's charges, its lanes) is the server's, shown in either.
+ */
+async function screenshotInChinese(page: Page, name: string, ready?: Locator) {
+  const { origin } = new URL(page.url());
+  await page.context().addCookies([{ name: LOCALE_COOKIE, value: 'zh-CN', url: origin }]);
+  await page.reload();
+  await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+  if (ready) await expect(ready).toBeVisible({ timeout: 10_000 });
+  await page.screenshot({ path: `${IMAGES}/zh-CN/${name}` });
+  await page.context().addCookies([{ name: LOCALE_COOKIE, value: 'en', url: origin }]);
+}
 test.use({ viewport: { width: 1366, height: 768 } });
 test.describe.configure({ mode: 'serial' });
 
@@ -14,6 +33,7 @@ test.beforeAll(async ({ request }) => {
 test('home', async ({ page }) => {
   await page.goto('/');
   await page.screenshot({ path: `${IMAGES}/home.png` });
+  await screenshotInChinese(page, 'home.png');
 });
 
 test('checkout, all defences on: a double click is charged once', async ({ page, request }) => {
@@ -23,6 +43,7 @@ test('checkout, all defences on: a double click is charged once', async ({ page,
   await expect(checkout.outcome).toContainText('Payment successful');
   await expect(checkout.chargeCount).toHaveText('Charged once.');
   await page.screenshot({ path: `${IMAGES}/checkout-once.png` });
+  await screenshotInChinese(page, 'checkout-once.png', checkout.chargeCount);
 });
 
 test('checkout, every defence off: a double click is charged twice', async ({ page, request }) => {
@@ -32,6 +53,7 @@ test('checkout, every defence off: a double click is charged twice', async ({ pa
   await expect(checkout.chargeCount).toHaveText('Charged 2 times for one order!', { timeout: 15_000 });
   await expect(checkout.outcome).toContainText('Charged 2 times for one order!');
   await page.screenshot({ path: `${IMAGES}/checkout-twice.png` });
+  await screenshotInChinese(page, 'checkout-twice.png', checkout.chargeCount);
 });
 
 test('lab: exercise 5 set up, fixed with layer 3, and the loser’s lane ends there', async ({ page, context }) => {
@@ -55,10 +77,12 @@ test('lab: exercise 5 set up, fixed with layer 3, and the loser’s lane ends th
   await page.goto(`/lab?order=${orderNo}`);
   await expect(page.locator(`li.lane[data-order-no="${orderNo}"][data-ends-at]`)).toHaveCount(2, { timeout: 10_000 });
   await page.screenshot({ path: `${IMAGES}/lab.png` });
+  await screenshotInChinese(page, 'lab.png', page.locator(`li.lane[data-order-no="${orderNo}"][data-ends-at]`).nth(1));
   await page.request.post('/api/lab/reset');
 });
 
 test('scenario matrix', async ({ page }) => {
   await page.goto('/scenarios');
   await page.screenshot({ path: `${IMAGES}/scenarios.png` });
+  await screenshotInChinese(page, 'scenarios.png');
 });

@@ -2,6 +2,7 @@
 // and keeps it across a reload, and axe passes in Chinese as in English (each page's own spec checks English).
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
+import { PROBLEM_TYPES } from '../lib/http/problem-types';
 import { ALL_OFF, ALL_ON, chargeCount, createOrder, expect, test, waitForAnswer } from './fixtures';
 import { englishLeft } from './i18n';
 
@@ -9,6 +10,11 @@ import { englishLeft } from './i18n';
 const PAGES: Array<{ name: string; path: string }> = [
   { name: 'home', path: '/' },
   { name: 'glossary', path: '/glossary' },
+  { name: 'scenarios', path: '/scenarios' },
+  { name: 'problem types', path: '/problems' },
+  { name: 'idempotency-key problem', path: '/problems/idempotency-key' },
+  { name: 'presenter-only problem', path: '/problems/presenter-only' },
+  { name: 'API reference (generated, marked English)', path: '/api/docs' },
   { name: 'not found', path: '/no-such-page' },
   { name: 'too many requests', path: '/limited?seconds=30' },
 ];
@@ -77,6 +83,14 @@ test.describe('in Chinese', () => {
     await expect(page.getByRole('region', { name: '银行卡账单' }).getByRole('row')).toHaveCount(3); // a header, 2 charges
     expect(await chargeCount(orderNo)).toBe(2);
     expect(await englishLeft(page)).toEqual([]);
+  });
+
+  test('every problem type’s page has no English left (axe: the two above)', async ({ page }) => {
+    for (const type of Object.keys(PROBLEM_TYPES)) {
+      await page.goto(`/problems/${type}`);
+      await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+      expect(await englishLeft(page), type).toEqual([]);
+    }
   });
 });
 

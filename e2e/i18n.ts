@@ -40,6 +40,14 @@ export const ALLOWED = new Set([
   'ms',
   // The dollar sign Chinese writes for the checkout's USD amounts (US$42.00): a currency symbol, not a word.
   'US',
+  // The problem types' pages: encodings and protocols, as Chinese technical writing spells them.
+  'ASCII',
+  'UTF',
+  'KiB',
+  'DNS',
+  'cookie',
+  'Accept',
+  'Language',
   // SQL and the payment's states, as the code and the article write them.
   'UPDATE',
   'WHERE',
@@ -55,7 +63,11 @@ export const ALLOWED = new Set([
   'RECEIPT',
   'idempotent_record',
   'request_id',
-  // Headers and fields a program reads.
+  // Headers and fields a program reads (a hyphenated name is one word to englishLeft).
+  'Idempotency-Key',
+  'Retry-After',
+  'X-Client-Id',
+  'Accept-Language',
   'Idempotency',
   'Key',
   'Retry',

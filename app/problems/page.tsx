@@ -1,41 +1,45 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { getTranslations } from 'next-intl/server';
 import { PROBLEM_TYPES, type ProblemType, problemTypeUri } from '@/lib/http/problem-types';
 
-export const metadata: Metadata = { title: 'Problem types' };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations('problems'))('pages.title') };
+}
 
 /** Every problem `type` the API answers with (RFC 9457), each linked to its page. */
-export default function ProblemsPage() {
+export default async function ProblemsPage() {
+  const t = await getTranslations('problems');
   const types = Object.keys(PROBLEM_TYPES) as ProblemType[];
   return (
     <>
-      <h1>Problem types</h1>
+      <h1>{t('pages.title')}</h1>
       <p>
-        Every error of the API is an RFC 9457 problem (<code>application/problem+json</code>). Its <code>type</code> is
-        the address of a page below, also sent as <code>Link: &lt;…&gt;; rel="describedby"</code>. Programs should read{' '}
-        <code>type</code> and <code>status</code>; <code>title</code> and <code>detail</code> are for people. The whole
-        API is described in <Link href="/api/docs">the API reference</Link>.
+        {t.rich('pages.intro', {
+          code: (chunks) => <code>{chunks}</code>,
+          docs: (chunks) => <Link href="/api/docs">{chunks}</Link>,
+        })}
       </p>
       <table className="matrix">
-        <caption className="visually-hidden">Problem types, their status and meaning</caption>
+        <caption className="visually-hidden">{t('pages.caption')}</caption>
         <thead>
           <tr>
-            <th scope="col">Type</th>
-            <th scope="col">Status</th>
-            <th scope="col">Means</th>
+            <th scope="col">{t('pages.columns.type')}</th>
+            <th scope="col">{t('pages.columns.status')}</th>
+            <th scope="col">{t('pages.columns.means')}</th>
           </tr>
         </thead>
         <tbody>
           {types.map((type) => (
             <tr key={type}>
               <th scope="row">
-                <Link href={problemTypeUri(type)}>{PROBLEM_TYPES[type].name}</Link>
+                <Link href={problemTypeUri(type)}>{t(`types.${type}.name`)}</Link>
                 <span className="small muted block">
                   <code>{type}</code>
                 </span>
               </th>
               <td>{PROBLEM_TYPES[type].status}</td>
-              <td className="small">{PROBLEM_TYPES[type].means}</td>
+              <td className="small">{t.rich(`types.${type}.means`, { code: (chunks) => <code>{chunks}</code> })}</td>
             </tr>
           ))}
         </tbody>

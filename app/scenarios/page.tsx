@@ -1,68 +1,102 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { rowCommand } from '@/e2e/scenarios/matrix';
+import { useTranslations } from 'next-intl';
+import { getLocale, getTranslations } from 'next-intl/server';
+import type { ReactNode } from 'react';
+import { CONFIGURATIONS, KEY_STRATEGIES, rowCommand, type Sees, SWITCHES } from '@/e2e/scenarios/matrix';
 import { exercisesOf } from '@/lib/lab/exercises';
 import { type MatrixCell, readLatestMatrix } from '@/lib/scenario-results';
 import styles from './scenarios.module.css';
 
-export const metadata: Metadata = { title: 'Scenarios' };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations('scenarios'))('metaTitle') };
+}
 export const dynamic = 'force-dynamic';
 
-const SOURCES: Record<number, string> = {
-  1: 'the person',
-  2: 'the client’s network',
-  3: 'infrastructure retries',
-  4: 'failover',
+// The matrix's data (e2e/.results/matrix.json, docs/scenario-matrix.json) stays English, as the reporter wrote
+// it: every word the page shows from it is looked up by id in messages/<locale>/scenarios.json, the data's own
+// text only where a message is missing (a scenario added to a run before its title was translated).
+
+/** What a cell says the customer saw (the matrix's English), as the message that names it. */
+const SEES_KEYS: Record<Sees, 'paid' | 'firstOutcome' | 'alreadySubmitted' | 'inProgress' | 'error'> = {
+  paid: 'paid',
+  'first outcome': 'firstOutcome',
+  'already submitted': 'alreadySubmitted',
+  'in progress': 'inProgress',
+  error: 'error',
 };
+
+const code = (chunks: ReactNode) => <code>{chunks}</code>;
 
 export default async function ScenariosPage() {
   const matrix = await readLatestMatrix();
+  const t = await getTranslations('scenarios');
+  const layers = await getTranslations('layers');
+  const locale = await getLocale();
+
+  /** A configuration's column: "All on", "2 Request key only" (the layer's step in the lab), from the layers it turns on. */
+  const configurationTitle = (column: { id: string; title: string }): string => {
+    const declared = CONFIGURATIONS.find((configuration) => configuration.id === column.id);
+    if (!declared) return column.title;
+    const on = SWITCHES.filter((layer) => declared.layers[layer]);
+    if (on.length === SWITCHES.length) return t('configurations.allOn');
+    if (on.length === 0) return t('configurations.allOff');
+    const [only] = on;
+    return on.length === 1 && only ? t('configurations.only', { step: layers(`steps.${only}`) }) : column.title;
+  };
+  const strategyTitle = (column: { id: string; title: string }): string =>
+    (KEY_STRATEGIES as readonly string[]).includes(column.id)
+      ? layers(`keyStrategies.${column.id as (typeof KEY_STRATEGIES)[number]}.name`)
+      : column.title;
+  const missed = (row: { id: string; why: string }) => {
+    const key = `keyMisses.${row.id}` as 'keyMisses.double-click';
+    return t.rich('missed', { why: () => (t.has(key) ? t.rich(key, { code }) : row.why) });
+  };
+
   return (
     <>
-      <h1>Scenarios: which defence stops which duplicate</h1>
-      <p>
-        Every scenario reproduces one source of duplicate payments in a real browser (or a real HTTP client) and runs
-        under each configuration of the defences. Each cell shows how many times the card network charged the order and
-        what the customer saw. Run them with <code>npm run scenarios</code>.
-      </p>
+      <h1>{t('title')}</h1>
+      <p>{t.rich('intro', { code })}</p>
       {!matrix ? (
-        <p className="muted">
-          No scenario run yet. Run <code>npm run scenarios</code>, then reload this page.
-        </p>
+        <p className="muted">{t.rich('noRun', { code })}</p>
       ) : (
         <>
           <p className="small muted">
             {matrix.from === 'latest run'
-              ? `Latest run: ${matrix.runAt ? new Date(matrix.runAt).toLocaleString('en-GB') : 'unknown date'}, ${matrix.durationSeconds ?? '?'} s, ${matrix.machine ?? ''}.`
-              : 'From the results committed in docs/scenario-matrix.json (no local run yet).'}{' '}
+              ? t.rich('latestRun', {
+                  date: matrix.runAt
+                    ? new Date(matrix.runAt).toLocaleString(locale === 'en' ? 'en-GB' : locale)
+                    : t('unknownDate'),
+                  seconds: matrix.durationSeconds ?? '?',
+                  machine: matrix.machine ?? '',
+                  // The machine's description is data, in the reporter's English ("2 cores, Node v24, linux").
+                  data: (chunks) => <span lang="en">{chunks}</span>,
+                })
+              : t.rich('fromDocs', { code })}{' '}
             {matrix.cells.every((cell) => cell.pass)
-              ? 'Every cell matched its declaration.'
-              : `${matrix.cells.filter((cell) => !cell.pass).length} cell(s) differed from the declaration.`}
+              ? t('allMatched')
+              : t('differed', { count: matrix.cells.filter((cell) => !cell.pass).length })}
           </p>
           <Legend />
-          <h2 id="proof-title">Which defence stops which duplicate</h2>
+          <h2 id="proof-title">{t('proofTitle')}</h2>
           <MatrixTable
             labelledBy="proof-title"
             className={styles.proof}
-            caption="Charges and what the customer saw, per scenario and configuration"
-            columns={matrix.configurations}
+            caption={t('proofCaption')}
+            columns={matrix.configurations.map((column) => ({ ...column, title: configurationTitle(column) }))}
             rows={matrix.scenarios}
             cells={matrix.cells}
           />
           {matrix.keyStrategies ? (
             <>
-              <h2 id="keys-title">Key strategies: what layer 2’s key is made of</h2>
-              <p>
-                The article’s first detail. Only layer 2 is on (and the pending UI off); each column is one way of
-                making its key (the lab’s “Layer 2’s key”). A duplicate is stopped only when its retry carries the first
-                request’s key.
-              </p>
+              <h2 id="keys-title">{t('keysTitle')}</h2>
+              <p>{t('keysIntro')}</p>
               <MatrixTable
                 labelledBy="keys-title"
                 className={styles.keys}
-                caption="Charges and what the customer saw, per scenario and key strategy, with layer 2 alone"
-                columns={matrix.keyStrategies.columns}
-                rows={matrix.keyStrategies.rows.map((row) => ({ ...row, note: `Missed: ${row.why}` }))}
+                caption={t('keysCaption')}
+                columns={matrix.keyStrategies.columns.map((column) => ({ ...column, title: strategyTitle(column) }))}
+                rows={matrix.keyStrategies.rows.map((row) => ({ ...row, note: missed(row) }))}
                 cells={matrix.keyStrategies.cells}
               />
             </>
@@ -75,70 +109,46 @@ export default async function ScenariosPage() {
 
 /** Every term a cell or a row shows, as the tables below show it. */
 function Legend() {
+  const t = useTranslations('scenarios');
   return (
     <section aria-labelledby="legend-title">
-      <h2 id="legend-title">How to read the tables</h2>
-      <p className="small muted">
-        A cell is one run: a fresh order, the scenario played against it, then two counts. First what the card network
-        recorded, then what the customer (or the calling service) was shown at the end.
-      </p>
+      <h2 id="legend-title">{t('legend.title')}</h2>
+      <p className="small muted">{t('legend.intro')}</p>
       <dl className={styles.legend}>
-        <dt className={styles.once}>1 charge</dt>
-        <dd>The card was charged once: the duplicate was stopped.</dd>
-        <dt className={styles.more}>2 charges, 3, 20…</dt>
-        <dd>The duplicate was charged too: every charge the card network recorded for the order.</dd>
-        <dt>0 charges</dt>
-        <dd>Nothing was charged.</dd>
-        <dt>receipts</dt>
-        <dd>
-          In the queue’s row the count is of receipts sent to the customer, not charges: one payment, whose receipt
-          message is delivered again.
-        </dd>
-        <dt>paid</dt>
-        <dd>
-          “Payment successful” (an API caller: a plain 201): the answer the customer ended with came from a request that
-          charged the card itself. With 1 charge the duplicate never got that far (the pending UI kept it in the
-          browser, say); with more, it charged too.
-        </dd>
-        <dt>first outcome</dt>
-        <dd>
-          The duplicate got the first request’s own answer: its charge, replayed (“Already paid”; an API caller gets the
-          first response again, marked <code>Idempotent-Replayed: true</code>).
-        </dd>
-        <dt>already submitted</dt>
-        <dd>
-          The page’s one-time token was spent already: the duplicate was refused at once and sent nothing. It carries no
-          result: the order’s status shows the first payment’s.
-        </dd>
-        <dt>in progress</dt>
-        <dd>
-          Told to wait; the first request is still running, the final outcome follows (an API caller: 409 with{' '}
-          <code>Retry-After</code>).
-        </dd>
-        <dt>error</dt>
-        <dd>An error page or an error status (the gateway’s 504, say): the customer cannot tell whether they paid.</dd>
-        <dt>declared: …</dt>
-        <dd>
-          Outlined in red: the run differed from the cell declared in <code>e2e/scenarios/matrix.ts</code>, shown after
-          “declared”.
-        </dd>
-        <dt>·</dt>
-        <dd>The cell was not part of this run.</dd>
-        <dt>source</dt>
-        <dd>Where the duplicate comes from: the person, the client’s network, infrastructure retries, failover.</dd>
+        <dt className={styles.once}>{t('legend.once')}</dt>
+        <dd>{t('legend.onceMeans')}</dd>
+        <dt className={styles.more}>{t('legend.more')}</dt>
+        <dd>{t('legend.moreMeans')}</dd>
+        <dt>{t('legend.none')}</dt>
+        <dd>{t('legend.noneMeans')}</dd>
+        <dt>{t('legend.receipts')}</dt>
+        <dd>{t('legend.receiptsMeans')}</dd>
+        <dt>{t('sees.paid')}</dt>
+        <dd>{t('legend.paidMeans')}</dd>
+        <dt>{t('sees.firstOutcome')}</dt>
+        <dd>{t.rich('legend.firstOutcomeMeans', { code })}</dd>
+        <dt>{t('sees.alreadySubmitted')}</dt>
+        <dd>{t('legend.alreadySubmittedMeans')}</dd>
+        <dt>{t('sees.inProgress')}</dt>
+        <dd>{t.rich('legend.inProgressMeans', { code })}</dd>
+        <dt>{t('sees.error')}</dt>
+        <dd>{t('legend.errorMeans')}</dd>
+        <dt>{t('legend.declared')}</dt>
+        <dd>{t.rich('legend.declaredMeans', { code })}</dd>
+        <dt>{t('notRun')}</dt>
+        <dd>{t('legend.notRunMeans')}</dd>
+        <dt>{t('legend.source')}</dt>
+        <dd>{t('legend.sourceMeans')}</dd>
         <dt>
           <code>npm run scenarios -- -g "@…"</code>
         </dt>
-        <dd>
-          Runs that row again (every cell of it) and prints it. “Set up in the lab” opens the lab with the exercise’s
-          settings, to play the row by hand.
-        </dd>
+        <dd>{t('legend.commandMeans')}</dd>
       </dl>
     </section>
   );
 }
 
-type Row = { id: string; title: string; source: number; note?: string };
+type Row = { id: string; title: string; source: number; note?: ReactNode };
 
 function MatrixTable(props: {
   labelledBy: string;
@@ -148,6 +158,23 @@ function MatrixTable(props: {
   rows: Row[];
   cells: MatrixCell[];
 }) {
+  const t = useTranslations('scenarios');
+  const titleOf = (row: Row) => {
+    const key = `titles.${row.id}` as 'titles.double-click';
+    return t.has(key) ? t(key) : row.title;
+  };
+  const sourceOf = (row: Row) => {
+    const key = `sources.${row.source}` as 'sources.1';
+    return t.has(key) ? t(key) : String(row.source);
+  };
+  const seesOf = (sees: string) => {
+    const key = SEES_KEYS[sees as Sees];
+    return key ? t(`sees.${key}`) : sees;
+  };
+  const chargesOf = (charges: string) => {
+    const key = `declaredCharges.${charges}` as 'declaredCharges.more';
+    return t.has(key) ? t(key) : charges;
+  };
   return (
     // Its own scroller (a named section: role region), focusable so that keyboard users can scroll it too.
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (axe scrollable-region-focusable)
@@ -156,7 +183,7 @@ function MatrixTable(props: {
         <caption className="visually-hidden">{props.caption}</caption>
         <thead>
           <tr>
-            <th scope="col">Scenario</th>
+            <th scope="col">{t('scenarioColumn')}</th>
             {props.columns.map((column) => (
               <th scope="col" key={column.id}>
                 {column.title}
@@ -168,27 +195,24 @@ function MatrixTable(props: {
           {props.rows.map((row) => (
             <tr key={row.id}>
               <th scope="row">
-                <span className={styles.scenario}>{row.title}</span>
-                <span className={`${styles.meta} muted`}>source: {SOURCES[row.source] ?? row.source}</span>
+                <span className={styles.scenario}>{titleOf(row)}</span>
+                <span className={`${styles.meta} muted`}>{t('source', { source: sourceOf(row) })}</span>
                 {row.note ? <span className={`${styles.meta} muted`}>{row.note}</span> : null}
                 <code className={styles.command}>{rowCommand(row.id)}</code>
                 <Exercises scenarioId={row.id} />
               </th>
               {props.columns.map((column) => {
                 const cell = props.cells.find((c) => c.scenario === row.id && c.configuration === column.id);
-                if (!cell) return <td key={column.id}>·</td>;
+                if (!cell) return <td key={column.id}>{t('notRun')}</td>;
                 const charges = cell.actual.chargeCount;
                 const tone = charges > 1 ? styles.more : charges === 1 ? styles.once : '';
                 return (
                   <td key={column.id} className={`${tone} ${cell.pass ? '' : styles.differs}`}>
-                    <strong>
-                      {charges} {cell.counts === 'receipts' ? 'receipt' : 'charge'}
-                      {charges === 1 ? '' : 's'}
-                    </strong>
-                    <span className="block small">{cell.actual.sees}</span>
+                    <strong>{t(cell.counts === 'receipts' ? 'receipts' : 'charges', { count: charges })}</strong>
+                    <span className="block small">{seesOf(cell.actual.sees)}</span>
                     {cell.pass ? null : (
                       <span className="block small alarm">
-                        declared: {cell.expected.charges}, {cell.expected.sees}
+                        {t('declared', { charges: chargesOf(cell.expected.charges), sees: seesOf(cell.expected.sees) })}
                       </span>
                     )}
                   </td>
@@ -204,16 +228,17 @@ function MatrixTable(props: {
 
 /** The workshop's exercises this row belongs to, each a link that sets the lab up for it. */
 function Exercises({ scenarioId }: { scenarioId: string }) {
+  const t = useTranslations('scenarios');
   const exercises = exercisesOf(scenarioId);
   if (exercises.length === 0) return null;
   return (
     <span className={styles.meta}>
-      Set up in the lab:{' '}
+      {t('setUp')}{' '}
       {exercises.map((exercise, i) => (
         <span key={exercise.id}>
-          {i > 0 ? ', ' : null}
+          {i > 0 ? t('listSeparator') : null}
           <Link href={`/lab?exercise=${exercise.id}`} prefetch={false}>
-            Exercise {exercise.id}
+            {t('exercise', { id: exercise.id })}
           </Link>
         </span>
       ))}

@@ -119,11 +119,25 @@ export const Problem = z
     type: z.string().meta({ description: 'The page that documents this problem type (/problems/{name}).' }),
     title: z.string(),
     status: z.number().int(),
-    detail: z.string().optional(),
-    errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+    detail: z.string().optional().meta({
+      description:
+        'For a person, in the language Accept-Language asks for (English, or Chinese: zh, zh-CN …); Content-Language says which.',
+    }),
+    errors: z
+      .array(
+        z.object({
+          field: z.string().meta({ description: 'The field, the same in every language.' }),
+          message: z.string().meta({ description: 'For a person, in the language of `detail`.' }),
+        }),
+      )
+      .optional(),
   })
   .catchall(z.unknown())
-  .meta({ id: 'Problem', description: 'RFC 9457 problem details. Extensions vary by type (see its page).' });
+  .meta({
+    id: 'Problem',
+    description:
+      'RFC 9457 problem details. Extensions vary by type (see its page). `type`, `title`, `status`, the extensions and `errors[].field` are for programs and never change with the language.',
+  });
 
 export const GatewayViewSchema = z
   .union([GatewayRecordSchema.extend({ running: z.literal(true) }), z.object({ running: z.literal(false) })])

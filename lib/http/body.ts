@@ -2,7 +2,7 @@
 // The route reads the request's own stream (proxy.ts does not run for the API, so nothing buffered it
 // before): a 10 MB body costs 16 KiB of memory and is refused as soon as they have arrived.
 import type { z } from 'zod';
-import { problem, validationProblem } from './problem.ts';
+import { problem, type Say, say, validationProblem } from './problem.ts';
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
@@ -39,14 +39,13 @@ export async function readJsonBody<S extends z.ZodType>(
 
   let data: unknown;
   if (text.trim() === '') {
-    if (!options.allowEmpty)
-      return { ok: false, response: malformed('The request body is empty; send a JSON object.') };
+    if (!options.allowEmpty) return { ok: false, response: malformed(say('details.emptyBody')) };
     data = {};
   } else {
     try {
       data = JSON.parse(text);
     } catch {
-      return { ok: false, response: malformed('The request body is not valid JSON.') };
+      return { ok: false, response: malformed(say('details.notValidJson')) };
     }
   }
   const result = schema.safeParse(data);
@@ -60,8 +59,8 @@ function isJson(type: string | null): boolean {
 
 function notJson(type: string | null): Response {
   return problem(415, 'unsupported-media-type', 'Body is not JSON', {
-    detail: `Send the body as application/json${type ? ` (got ${type.split(';')[0]})` : ' (no Content-Type was sent)'}.`,
-    errors: [{ field: 'Content-Type', message: 'must be application/json' }],
+    detail: type ? say('details.notJson', { type: type.split(';')[0] ?? type }) : say('details.noContentType'),
+    errors: [{ field: 'Content-Type', message: say('fields.mustBeJson') }],
   });
 }
 
@@ -70,12 +69,12 @@ function tooLarge(): Response {
     413,
     'body-too-large',
     'Request body too large',
-    { detail: `The body must be at most ${MAX_BODY_BYTES} bytes.` },
+    { detail: say('details.bodyTooLarge', { bytes: String(MAX_BODY_BYTES) }) },
     // The rest of the body is not wanted: Node.js closes the connection rather than read it to reuse it.
     { connection: 'close' },
   );
 }
 
-function malformed(detail: string): Response {
+function malformed(detail: Say): Response {
   return problem(400, 'malformed-json', 'Malformed JSON', { detail, errors: [{ field: '(body)', message: detail }] });
 }

@@ -3,7 +3,7 @@
 // sign (chosen, forged, from another secret) is no session: the request has no caller.
 import type { NextRequest } from 'next/server';
 import { type CallerScope, ClientIdSchema, clientScope, sessionScope } from '../session.ts';
-import { problem } from './problem.ts';
+import { problem, say } from './problem.ts';
 import { sessionIdOf } from './session-cookie.ts';
 
 export function callerOf(request: NextRequest): { ok: true; caller: CallerScope } | { ok: false; response: Response } {
@@ -15,7 +15,7 @@ export function callerOf(request: NextRequest): { ok: true; caller: CallerScope 
       return {
         ok: false,
         response: problem(400, 'invalid-client-id', 'Invalid X-Client-Id', {
-          detail: `X-Client-Id ${message}`,
+          detail: say('details.invalidClientId', { message }),
           errors: [{ field: 'X-Client-Id', message }],
         }),
       };
@@ -27,8 +27,8 @@ export function callerOf(request: NextRequest): { ok: true; caller: CallerScope 
   return {
     ok: false,
     response: problem(400, 'missing-caller', 'Who is calling?', {
-      detail: 'Send an X-Client-Id header (services) or the session cookie (browsers).',
-      errors: [{ field: 'X-Client-Id', message: 'is required' }],
+      detail: say('details.missingCaller'),
+      errors: [{ field: 'X-Client-Id', message: say('fields.isRequired') }],
     }),
   };
 }

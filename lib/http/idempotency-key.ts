@@ -3,7 +3,7 @@
 // maintained parser. The bare spelling that Stripe's clients send (`Idempotency-Key: 8e03…`, no quotes) is
 // accepted too, and names the same key: both spellings of one key are one key. Pure: unit-tested.
 import { ParseError, parseItem } from 'structured-headers';
-import { problem } from './problem.ts';
+import { problem, type Say, say } from './problem.ts';
 
 export const MAX_KEY_LENGTH = 255;
 
@@ -48,27 +48,33 @@ const refuse = (rule: KeyRule): ParsedKey => ({ ok: false, rule, message: KEY_RU
 
 /** 400 for a key that breaks the grammar, naming the rule (`rule`: a stable name for programs). */
 export function keyProblem(parsed: Extract<ParsedKey, { ok: false }>): Response {
+  // The rule in the caller's language (messages/<locale>/problems.json keyRules: KEY_RULES's words in English).
+  const rule = say(`keyRules.${parsed.rule}`, parsed.rule === 'long' ? { max: String(MAX_KEY_LENGTH) } : {});
   return problem(
     400,
     'idempotency-key',
     parsed.rule === 'required' ? 'Idempotency-Key missing' : 'Idempotency-Key malformed',
     {
-      detail: `The Idempotency-Key header ${parsed.message}.`,
-      errors: [{ field: 'Idempotency-Key', message: parsed.message }],
+      detail: say('details.idempotencyKey', { rule }),
+      errors: [{ field: 'Idempotency-Key', message: rule }],
       rule: parsed.rule,
     },
   );
 }
 
 /** 422 for a key that names another intent: another body, or another endpoint (`usedOn`). */
-export function keyReusedProblem(usedOn: string | undefined, noun: string, headers: HeadersInit = {}): Response {
-  const why = usedOn ? `was first used on ${usedOn}` : 'was used with a different body';
+export function keyReusedProblem(
+  usedOn: string | undefined,
+  noun: 'payment' | 'order',
+  headers: HeadersInit = {},
+): Response {
+  const why: Say = usedOn ? say('fields.firstUsedOn', { endpoint: usedOn }) : say('fields.differentBody');
   return problem(
     422,
     'idempotency-key-reused',
     usedOn ? 'Idempotency-Key used on another endpoint' : 'Idempotency-Key reused with a different body',
     {
-      detail: `This Idempotency-Key ${why}. Use a new key for a new ${noun}.`,
+      detail: say('details.idempotencyKeyReused', { why, noun: say(`nouns.${noun}`) }),
       errors: [{ field: 'Idempotency-Key', message: why }],
     },
     headers,

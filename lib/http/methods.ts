@@ -1,7 +1,7 @@
 // What an API route answers to a method it does not take: 405 with Allow and a problem body (Next.js's own
 // answer is an empty 405 without Allow), and OPTIONS naming what it does take. Each route exports the rest:
 //   export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET', 'POST');
-import { problem } from './problem.ts';
+import { inLanguageOf, problem, say } from './problem.ts';
 
 /** The methods a route handler can export (Next.js answers others, such as PROPFIND, with an empty 400). */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -23,12 +23,14 @@ export function allowHeader(allowed: readonly Method[]): string {
 export function methodNotAllowed(allowed: readonly Method[]): Handler {
   const allow = allowHeader(allowed);
   return (request) =>
-    problem(
-      405,
-      'method-not-allowed',
-      'Method not allowed',
-      { detail: `${request.method} is not allowed here; allowed: ${allow}.`, allow: allow.split(', ') },
-      { allow },
+    inLanguageOf(request, () =>
+      problem(
+        405,
+        'method-not-allowed',
+        'Method not allowed',
+        { detail: say('details.methodNotAllowed', { method: request.method, allow }), allow: allow.split(', ') },
+        { allow },
+      ),
     );
 }
 

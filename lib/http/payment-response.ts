@@ -3,7 +3,7 @@
 import { type PaymentOutcome, PaymentOutcomeSchema } from '../payments/outcome.ts';
 import type { PayResult } from '../payments/pay.ts';
 import { keyReusedProblem } from './idempotency-key.ts';
-import { json, problem } from './problem.ts';
+import { json, problem, say } from './problem.ts';
 
 /** The first response for an outcome. A replay is this, byte for byte, plus Idempotent-Replayed. */
 export function outcomeResponse(outcome: PaymentOutcome, headers: Record<string, string>): Response {
@@ -14,7 +14,7 @@ export function outcomeResponse(outcome: PaymentOutcome, headers: Record<string,
     'Card declined',
     // The payment's own status is `paymentStatus`: a problem's `status` is the HTTP status (RFC 9457).
     {
-      detail: `The bank declined the card: ${outcome.reason}. Nothing was charged.`,
+      detail: say('details.cardDeclined', { reason: outcome.reason }),
       orderNo: outcome.orderNo,
       amountCents: outcome.amountCents,
       reason: outcome.reason,
@@ -63,7 +63,7 @@ export function paymentResponse(result: PayResult): Response {
         'payment-in-progress',
         'Payment in progress',
         {
-          detail: 'A request for this payment is still being processed. Retry after the delay to get its outcome.',
+          detail: say('details.paymentInProgress'),
           answeredBy: result.answeredBy,
         },
         { ...headers, 'retry-after': String(RETRY_AFTER_SECONDS), 'x-answered-by': result.answeredBy },
@@ -76,19 +76,21 @@ export function paymentResponse(result: PayResult): Response {
         503,
         'bank-unavailable',
         'Bank unavailable',
-        { detail: `${result.reason} Retry with the same Idempotency-Key.` },
+        { detail: say('details.bankUnavailable', { reason: result.reason }) },
         { ...headers, 'retry-after': '1', 'x-answered-by': 'bank' },
       );
     case 'order_not_found':
-      return problem(404, 'order-not-found', 'Order not found', { detail: 'There is no such order.' }, headers);
+      return problem(404, 'order-not-found', 'Order not found', { detail: say('details.noSuchOrder') }, headers);
     case 'amount_mismatch':
       return problem(
         422,
         'amount-mismatch',
         'Amount does not match the order',
         {
-          detail: `The order is for ${result.orderAmountCents} cents.`,
-          errors: [{ field: 'amountCents', message: `must be the order's amount, ${result.orderAmountCents}` }],
+          detail: say('details.amountMismatch', { amount: String(result.orderAmountCents) }),
+          errors: [
+            { field: 'amountCents', message: say('fields.orderAmount', { amount: String(result.orderAmountCents) }) },
+          ],
         },
         headers,
       );
@@ -98,9 +100,8 @@ export function paymentResponse(result: PayResult): Response {
         'already-submitted',
         'Checkout token already used',
         {
-          detail:
-            'This Checkout-Token was already used, has expired, or belongs to another caller. Nothing was charged.',
-          errors: [{ field: 'Checkout-Token', message: 'was already used, has expired or is not yours' }],
+          detail: say('details.alreadySubmitted'),
+          errors: [{ field: 'Checkout-Token', message: say('fields.tokenSpent') }],
         },
         { ...headers, 'x-answered-by': 'token' },
       );

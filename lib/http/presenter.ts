@@ -6,7 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { env } from '../env.ts';
 import type { LabSettingsPatch } from '../lab/settings.ts';
-import { problem } from './problem.ts';
+import { problem, say } from './problem.ts';
 
 export const PRESENTER_COOKIE = 'lab_presenter';
 
@@ -41,14 +41,22 @@ export function isPresenter(request: {
   return cookie !== undefined && same(cookie, presenterToken(secret));
 }
 
+/** The presenter's actions a 401 names (messages/<locale>/problems.json presenterActions). */
+export type PresenterAction =
+  | 'stopTheApp'
+  | 'changeGlobalLab'
+  | 'readEveryonesTimeline'
+  | 'deleteTimeline'
+  | 'resetGlobalLab';
+
 /** 401 (no or wrong secret) for an action of the room's presenter. */
-export function presenterOnly(action: string): Response {
+export function presenterOnly(action: PresenterAction): Response {
   return problem(
     401,
     'presenter-only',
     'The presenter’s action',
     {
-      detail: `${action} changes the demo for everyone in the room: it needs the lab secret (LAB_SECRET) as a Bearer token.`,
+      detail: say('details.presenterOnly', { action: say(`presenterActions.${action}`) }),
     },
     { 'www-authenticate': 'Bearer realm="lab"' },
   );

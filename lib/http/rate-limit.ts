@@ -6,7 +6,7 @@ import 'server-only';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { env } from '../env.ts';
 import { getRedis } from '../redis.ts';
-import { problem } from './problem.ts';
+import { problem, say } from './problem.ts';
 
 /** `clicks`: the clicks a checkout page reports it swallowed (layer 0), counted apart, as many as payments. */
 export type Limited = 'orders' | 'payments' | 'clicks';
@@ -38,7 +38,13 @@ export async function limitRate(kind: Limited, caller: string): Promise<Response
       429,
       'rate-limited',
       'Too many requests',
-      { detail: `At most ${limiter.points} ${kind} per minute per caller. Retry after ${seconds} s.` },
+      {
+        detail: say('details.rateLimited', {
+          points: String(limiter.points),
+          kind: say(`kinds.${kind}`),
+          seconds: String(seconds),
+        }),
+      },
       { 'retry-after': String(seconds) },
     );
   }

@@ -2,7 +2,7 @@
 // browser send a "simple" cross-site POST (no preflight), with the visitor's cookies. Browsers say where a
 // request comes from (Origin, Sec-Fetch-Site); a request that says another site is refused with 403. A caller
 // that sends neither header (curl, a service, an SDK) is not a browser acting for another site.
-import { problem } from './problem.ts';
+import { problem, say } from './problem.ts';
 
 export function refuseCrossSite(request: Request): Response | undefined {
   const site = request.headers.get('sec-fetch-site');
@@ -18,6 +18,6 @@ export function refuseCrossSite(request: Request): Response | undefined {
   }
   if (!foreign) return undefined;
   return problem(403, 'cross-site-request', 'Cross-site request refused', {
-    detail: 'This route changes state and answers only pages of this site (Origin and Sec-Fetch-Site say otherwise).',
+    detail: say('details.crossSite'),
   });
 }

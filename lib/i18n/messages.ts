@@ -6,17 +6,37 @@ import enCommon from '../../messages/en/common.json' with { type: 'json' };
 import enGlossary from '../../messages/en/glossary.json' with { type: 'json' };
 import enHome from '../../messages/en/home.json' with { type: 'json' };
 import enLayers from '../../messages/en/layers.json' with { type: 'json' };
+import enProblems from '../../messages/en/problems.json' with { type: 'json' };
+import enScenarios from '../../messages/en/scenarios.json' with { type: 'json' };
 import zhCheckout from '../../messages/zh-CN/checkout.json' with { type: 'json' };
 import zhCommon from '../../messages/zh-CN/common.json' with { type: 'json' };
 import zhGlossary from '../../messages/zh-CN/glossary.json' with { type: 'json' };
 import zhHome from '../../messages/zh-CN/home.json' with { type: 'json' };
 import zhLayers from '../../messages/zh-CN/layers.json' with { type: 'json' };
+import zhProblems from '../../messages/zh-CN/problems.json' with { type: 'json' };
+import zhScenarios from '../../messages/zh-CN/scenarios.json' with { type: 'json' };
 import type { Locale } from './locales.ts';
 
-const en = { common: enCommon, home: enHome, glossary: enGlossary, layers: enLayers, checkout: enCheckout };
+const en = {
+  common: enCommon,
+  home: enHome,
+  glossary: enGlossary,
+  layers: enLayers,
+  checkout: enCheckout,
+  scenarios: enScenarios,
+  problems: enProblems,
+};
 export type Messages = typeof en;
 
 export const MESSAGES: Record<Locale, Messages> = {
   en,
-  'zh-CN': { common: zhCommon, home: zhHome, glossary: zhGlossary, layers: zhLayers, checkout: zhCheckout },
+  'zh-CN': {
+    common: zhCommon,
+    home: zhHome,
+    glossary: zhGlossary,
+    layers: zhLayers,
+    checkout: zhCheckout,
+    scenarios: zhScenarios,
+    problems: zhProblems,
+  },
 };

@@ -1,44 +1,56 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { getLocale, getTranslations } from 'next-intl/server';
 import { openApiDocument } from '@/lib/http/openapi';
 
-export const metadata: Metadata = { title: 'API reference' };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations('problems'))('reference.title') };
+}
 
 type Json = Record<string, unknown>;
 const METHODS = ['get', 'post', 'put', 'delete'] as const;
 
-/** The OpenAPI document, for people: every operation, its parameters, its examples and its answers. */
-export default function ApiDocsPage() {
+/**
+ * The OpenAPI document, for people: every operation, its parameters, its examples and its answers. The
+ * reference is generated from the document, in English (lang="en": a program's contract, one text for both
+ * languages); in Chinese the heading and a note say so.
+ */
+export default async function ApiDocsPage() {
+  const t = await getTranslations('problems');
+  const locale = await getLocale();
   const document = openApiDocument() as unknown as Json & { paths: Record<string, Record<string, Json>> };
   const info = document.info as { title: string; version: string; description: string };
   return (
     <article className="api-docs">
-      <h1>API reference</h1>
-      <p>
-        {info.description} The same document as JSON: <a href="/api/openapi.json">/api/openapi.json</a> (OpenAPI 3.1);
-        every problem type: <Link href="/problems">/problems</Link>.
-      </p>
-      <nav aria-label="Operations">
-        <ul>
-          {Object.entries(document.paths).flatMap(([path, item]) =>
-            METHODS.filter((method) => item[method]).map((method) => (
-              <li key={`${method} ${path}`}>
-                <a href={`#${anchor(method, path)}`}>
-                  <code>
-                    {method.toUpperCase()} {path}
-                  </code>
-                </a>{' '}
-                {String((item[method] as Json).summary ?? '')}
-              </li>
-            )),
-          )}
-        </ul>
-      </nav>
-      {Object.entries(document.paths).flatMap(([path, item]) =>
-        METHODS.filter((method) => item[method]).map((method) => (
-          <Operation key={`${method} ${path}`} method={method} path={path} operation={item[method] as Json} />
-        )),
-      )}
+      <h1>{t('reference.title')}</h1>
+      {locale === 'en' ? null : <p>{t.rich('reference.note', { code: (chunks) => <code>{chunks}</code> })}</p>}
+      <div lang="en">
+        <p>
+          {info.description} The same document as JSON: <a href="/api/openapi.json">/api/openapi.json</a> (OpenAPI 3.1);
+          every problem type: <Link href="/problems">/problems</Link>.
+        </p>
+        <nav aria-label="Operations">
+          <ul>
+            {Object.entries(document.paths).flatMap(([path, item]) =>
+              METHODS.filter((method) => item[method]).map((method) => (
+                <li key={`${method} ${path}`}>
+                  <a href={`#${anchor(method, path)}`}>
+                    <code>
+                      {method.toUpperCase()} {path}
+                    </code>
+                  </a>{' '}
+                  {String((item[method] as Json).summary ?? '')}
+                </li>
+              )),
+            )}
+          </ul>
+        </nav>
+        {Object.entries(document.paths).flatMap(([path, item]) =>
+          METHODS.filter((method) => item[method]).map((method) => (
+            <Operation key={`${method} ${path}`} method={method} path={path} operation={item[method] as Json} />
+          )),
+        )}
+      </div>
     </article>
   );
 }

@@ -1,11 +1,15 @@
 import { checkHealth } from '@/lib/health';
 import { hostAllowed } from '@/lib/http/hosts';
 import { otherMethods } from '@/lib/http/methods';
-import { hostRefused, json, problem } from '@/lib/http/problem';
+import { hostRefused, inLanguageOf, json, problem, say } from '@/lib/http/problem';
 
 export const dynamic = 'force-dynamic';
 
 export async function GET(request: Request): Promise<Response> {
+  return inLanguageOf(request, () => answerHealth(request));
+}
+
+async function answerHealth(request: Request): Promise<Response> {
   if (!hostAllowed(request.headers.get('host'))) return hostRefused(request);
   const health = await checkHealth();
   const down = Object.entries(health)
@@ -13,7 +17,7 @@ export async function GET(request: Request): Promise<Response> {
     .map(([name]) => name);
   if (down.length === 0) return json({ status: 'ok', ...health });
   return problem(503, 'service-unavailable', 'Service unavailable', {
-    detail: `${down.join(' and ')} ${down.length > 1 ? 'are' : 'is'} down`,
+    detail: say(down.length > 1 ? 'details.servicesDown' : 'details.serviceDown', { services: down.join(' and ') }),
     ...health,
   });
 }

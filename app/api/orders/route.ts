@@ -8,7 +8,7 @@ import { keyProblem, keyReusedProblem, parseIdempotencyKey } from '@/lib/http/id
 import { otherMethods } from '@/lib/http/methods';
 import { RETRY_AFTER_SECONDS } from '@/lib/http/payment-response';
 import { crashFaultsIn, isExposed, isPresenter, presenterOnly } from '@/lib/http/presenter';
-import { json, problem, withProblems } from '@/lib/http/problem';
+import { json, problem, say, withProblems } from '@/lib/http/problem';
 import { limitRate, rateKeyOf } from '@/lib/http/rate-limit';
 import { refuseCrossSite } from '@/lib/http/same-origin';
 import { sessionIdOf } from '@/lib/http/session-cookie';
@@ -33,8 +33,8 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   // Exposed to a room, every order belongs to someone: an open one would be anyone's to read and pay.
   if (!owner && isExposed()) {
     return problem(400, 'missing-caller', 'Who is calling?', {
-      detail: 'Send an X-Client-Id header (services) or the session cookie (browsers): orders belong to their caller.',
-      errors: [{ field: 'X-Client-Id', message: 'is required' }],
+      detail: say('details.missingCallerOrders'),
+      errors: [{ field: 'X-Client-Id', message: say('fields.isRequired') }],
     });
   }
   const limited = await limitRate('orders', rateKeyOf(owner, request.headers));
@@ -42,12 +42,12 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   const body = await readJsonBody(request, CreateOrderSchema, { allowEmpty: true });
   if (!body.ok) return body.response;
   if (isExposed() && crashFaultsIn(body.value.lab) && !isPresenter(request)) {
-    return presenterOnly('A fault that stops the app (it stops it for everybody)');
+    return presenterOnly('stopTheApp');
   }
   if (body.value.lab && !env().LAB_ENABLED) {
     return problem(400, 'lab-disabled', 'The lab is turned off', {
-      detail: 'This server does not accept lab settings (LAB_ENABLED=false).',
-      errors: [{ field: 'lab', message: 'is not accepted: the lab is turned off' }],
+      detail: say('details.labDisabled'),
+      errors: [{ field: 'lab', message: say('fields.labNotAccepted') }],
     });
   }
   if (!key?.ok || !owner) {
@@ -68,7 +68,7 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
         409,
         'order-in-progress',
         'Order creation in progress',
-        { detail: 'An order with this Idempotency-Key is being created. Retry after the delay to get it.' },
+        { detail: say('details.orderInProgress') },
         { 'retry-after': String(RETRY_AFTER_SECONDS) },
       );
     case 'mismatch':

@@ -5,7 +5,7 @@ import { callerOf } from '@/lib/http/caller';
 import { keyProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
 import { otherMethods } from '@/lib/http/methods';
 import { paymentResponse } from '@/lib/http/payment-response';
-import { problem, withProblems } from '@/lib/http/problem';
+import { problem, say, withProblems } from '@/lib/http/problem';
 import { limitRate } from '@/lib/http/rate-limit';
 import { refuseCrossSite } from '@/lib/http/same-origin';
 import { newRequestId } from '@/lib/lab/timeline';
@@ -46,7 +46,7 @@ const handle = withProblems(async (request: NextRequest, requestId: string): Pro
   const token = request.headers.get('checkout-token') ?? undefined;
   if (token !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(token)) {
     return problem(400, 'checkout-token', 'Checkout-Token malformed', {
-      errors: [{ field: 'Checkout-Token', message: 'is not a checkout token' }],
+      errors: [{ field: 'Checkout-Token', message: say('fields.notCheckoutToken') }],
     });
   }
   const { orderNo, amountCents, requestedAt } = body.value;

@@ -4,7 +4,7 @@ import { issueCheckoutToken } from '@/lib/defences/checkout-token';
 import { env } from '@/lib/env';
 import { callerOf } from '@/lib/http/caller';
 import { otherMethods } from '@/lib/http/methods';
-import { json, problem, validationProblem, withProblems } from '@/lib/http/problem';
+import { json, problem, say, validationProblem, withProblems } from '@/lib/http/problem';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { orderUsableBy } from '@/lib/payments/orders';
 
@@ -17,7 +17,9 @@ export const GET = withProblems(async (request: NextRequest): Promise<Response> 
   const who = callerOf(request);
   if (!who.ok) return who.response;
   if (!(await orderUsableBy(query.data.orderNo, who.caller))) {
-    return problem(404, 'order-not-found', 'Order not found', { detail: `No order ${query.data.orderNo}.` });
+    return problem(404, 'order-not-found', 'Order not found', {
+      detail: say('details.orderNotFound', { orderNo: query.data.orderNo }),
+    });
   }
   const { token, expiresAt } = await issueCheckoutToken(
     query.data.orderNo,

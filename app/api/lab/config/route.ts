@@ -4,7 +4,7 @@ import { callerOf, sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
 import { crashFaultsIn, isExposed, isPresenter, presenterOnly } from '@/lib/http/presenter';
-import { json, problem, withProblems } from '@/lib/http/problem';
+import { json, problem, say, withProblems } from '@/lib/http/problem';
 import { refuseCrossSite } from '@/lib/http/same-origin';
 import { LabSettingsPatchSchema } from '@/lib/lab/settings';
 import {
@@ -44,7 +44,7 @@ export const GET = withProblems(async (request: NextRequest): Promise<Response> 
   const settings = usable ? await getOrderLabSettings(orderNo) : undefined;
   return settings
     ? json(settings)
-    : problem(404, 'order-not-found', 'Order not found', { detail: `No order ${orderNo}.` });
+    : problem(404, 'order-not-found', 'Order not found', { detail: say('details.orderNotFound', { orderNo }) });
 });
 
 /** Merges a partial object into my lab (or, the presenter's action, into the global one) and returns the whole. */
@@ -52,11 +52,11 @@ export const PUT = withProblems(async (request: NextRequest): Promise<Response> 
   const disabled = labDisabled() ?? refuseCrossSite(request);
   if (disabled) return disabled;
   const { session } = scopeOf(request);
-  if (!session && !isPresenter(request)) return presenterOnly('Changing the global lab settings');
+  if (!session && !isPresenter(request)) return presenterOnly('changeGlobalLab');
   const body = await readJsonBody(request, LabSettingsPatchSchema);
   if (!body.ok) return body.response;
   if (isExposed() && crashFaultsIn(body.value) && !isPresenter(request)) {
-    return presenterOnly('A fault that stops the app (it stops it for everybody)');
+    return presenterOnly('stopTheApp');
   }
   const settings = session ? await updateMyLabSettings(session, body.value) : await updateLabSettings(body.value);
   return json(settings, 200, { 'x-lab-scope': session ? 'mine' : 'global' });

@@ -13,7 +13,7 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   if (disabled) return disabled;
   const session = request.nextUrl.searchParams.get('scope') === 'global' ? undefined : sessionCallerOf(request);
   if (session) return json(await resetMyLabSettings(session), 200, { 'x-lab-scope': 'mine' });
-  if (!isPresenter(request)) return presenterOnly('Resetting the global lab settings');
+  if (!isPresenter(request)) return presenterOnly('resetGlobalLab');
   return json(await resetLabSettings(), 200, { 'x-lab-scope': 'global' });
 });
 

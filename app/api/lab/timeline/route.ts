@@ -5,7 +5,7 @@ import { sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
 import { isPresenter, presenterOnly } from '@/lib/http/presenter';
-import { json, problem, validationProblem, withProblems } from '@/lib/http/problem';
+import { json, problem, say, validationProblem, withProblems } from '@/lib/http/problem';
 import { limitRate } from '@/lib/http/rate-limit';
 import { refuseCrossSite } from '@/lib/http/same-origin';
 import { BrowserEventSchema } from '@/lib/lab/browser-event';
@@ -41,14 +41,14 @@ export const GET = withProblems(async (request: NextRequest): Promise<Response> 
   const query = QuerySchema.safeParse({ after: request.nextUrl.searchParams.get('after') ?? undefined });
   if (!query.success) return validationProblem(query.error);
   const session = request.nextUrl.searchParams.get('scope') === 'room' ? undefined : sessionCallerOf(request);
-  if (!session && !isPresenter(request)) return presenterOnly('Reading everyone’s timeline');
+  if (!session && !isPresenter(request)) return presenterOnly('readEveryonesTimeline');
   return json({ events: await readTimeline(query.data.after, 200, session ? viewerOf(session) : undefined) });
 });
 
 export const DELETE = withProblems(async (request: NextRequest): Promise<Response> => {
   const disabled = labDisabled() ?? refuseCrossSite(request);
   if (disabled) return disabled;
-  if (!isPresenter(request)) return presenterOnly('Deleting the timeline');
+  if (!isPresenter(request)) return presenterOnly('deleteTimeline');
   await clearTimeline();
   return new Response(null, { status: 204 });
 });
@@ -64,8 +64,8 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   const session = sessionCallerOf(request);
   if (!session) {
     return problem(400, 'missing-caller', 'Who is calling?', {
-      detail: 'Only a checkout page reports what its browser did: send its session cookie.',
-      errors: [{ field: 'Cookie', message: 'must carry the session of the checkout page' }],
+      detail: say('details.missingCallerTimeline'),
+      errors: [{ field: 'Cookie', message: say('fields.sessionOfCheckout') }],
     });
   }
   const limited = await limitRate('clicks', session);
@@ -74,7 +74,7 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   if (!body.ok) return body.response;
   const { orderNo } = body.value;
   if (!(await recordSwallowedClick(orderNo, session))) {
-    return problem(404, 'order-not-found', 'Order not found', { detail: `No order ${orderNo}.` });
+    return problem(404, 'order-not-found', 'Order not found', { detail: say('details.orderNotFound', { orderNo }) });
   }
   return new Response(null, { status: 204 });
 });

@@ -1,7 +1,7 @@
 import type { NextRequest } from 'next/server';
 import { callerOf } from '@/lib/http/caller';
 import { otherMethods } from '@/lib/http/methods';
-import { json, problem, withProblems } from '@/lib/http/problem';
+import { json, problem, say, withProblems } from '@/lib/http/problem';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderView } from '@/lib/payments/orders';
 
@@ -12,7 +12,8 @@ export const GET = withProblems(
     const who = callerOf(request);
     const caller = who.ok ? who.caller : undefined;
     const order = OrderNoSchema.safeParse(orderNo).success ? await findOrderView(orderNo, caller) : null;
-    if (!order) return problem(404, 'order-not-found', 'Order not found', { detail: `No order ${orderNo}.` });
+    if (!order)
+      return problem(404, 'order-not-found', 'Order not found', { detail: say('details.orderNotFound', { orderNo }) });
     return json(order);
   },
 );
