@@ -5,16 +5,30 @@ import enCommon from '../../messages/en/common.json';
 import enGlossary from '../../messages/en/glossary.json';
 import enHome from '../../messages/en/home.json';
 import enLayers from '../../messages/en/layers.json';
+import enTimeline from '../../messages/en/timeline.json';
 import zhCommon from '../../messages/zh-CN/common.json';
 import zhGlossary from '../../messages/zh-CN/glossary.json';
 import zhHome from '../../messages/zh-CN/home.json';
 import zhLayers from '../../messages/zh-CN/layers.json';
+import zhTimeline from '../../messages/zh-CN/timeline.json';
 import type { Locale } from './locales.ts';
 
-const en = { common: enCommon, home: enHome, glossary: enGlossary, layers: enLayers };
+const en = {
+  common: enCommon,
+  home: enHome,
+  glossary: enGlossary,
+  layers: enLayers,
+  timeline: enTimeline,
+};
 export type Messages = typeof en;
 
 export const MESSAGES: Record<Locale, Messages> = {
   en,
-  'zh-CN': { common: zhCommon, home: zhHome, glossary: zhGlossary, layers: zhLayers },
+  'zh-CN': {
+    common: zhCommon,
+    home: zhHome,
+    glossary: zhGlossary,
+    layers: zhLayers,
+    timeline: zhTimeline,
+  },
 };
