@@ -1,7 +1,7 @@
 // The timeline's reasons: the English detail reads exactly as the steps wrote it before reasons were messages
 // (the API, the logs and the tests read it), and every reason renders in every language with no English left
 // outside code. (That both languages have every reason, with the same arguments, is lib/i18n/messages.test.ts.)
-import { createTranslator } from 'next-intl';
+import { createTranslator } from 'use-intl/core';
 import { describe, expect, it } from 'vitest';
 import { ALLOWED } from '../../e2e/i18n.ts';
 import { LOCALES } from '../i18n/locales.ts';

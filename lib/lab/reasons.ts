@@ -1,8 +1,10 @@
 // Why a step of the timeline decided what it did, as a message of messages/<locale>/timeline.json: the lab
 // shows it in the reader's language, while the event's `detail` carries the same sentence in English, so the
 // API, the logs and every test that reads them are unchanged. Pure (no React): the payment pipeline, the
-// reconciler, the receipt worker and the launcher's gateway lane all word their steps through it.
-import { createTranslator } from 'next-intl';
+// reconciler, the receipt worker and the launcher's gateway lane all word their steps through it. next-intl's
+// translator comes from use-intl/core, its React-free half: `next-intl` itself pulls React's client hooks in,
+// which a plain Node process started with the react-server condition (the launcher, the worker) cannot load.
+import { createTranslator } from 'use-intl/core';
 import english from '../../messages/en/timeline.json';
 
 export type ReasonKey = keyof typeof english.reasons;
