@@ -1,7 +1,7 @@
 // What a checkout page reports to the lab's timeline about what only its browser saw (layer 0). Pure: the
 // route validates with it, the API reference documents it.
 import { z } from 'zod';
-import english from '../../messages/en/timeline.json';
+import english from '../../messages/en/timeline.json' with { type: 'json' };
 import { OrderNoSchema } from '../payments/order-no.ts';
 
 /** `POST /api/lab/timeline` `{ "orderNo": "ord_…", "event": "click-swallowed" }`. */

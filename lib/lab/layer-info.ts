@@ -1,5 +1,5 @@
 // Names and colours of the defences, shared by the checkout, the lab and the timeline (pure, browser-safe).
-import english from '../../messages/en/layers.json';
+import english from '../../messages/en/layers.json' with { type: 'json' };
 import { DEFAULT_LEASE_MS } from './constants.ts';
 import type { KeyStrategy, LabSettings } from './settings.ts';
 import type { TimelineStep } from './timeline-event.ts';

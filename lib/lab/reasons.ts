@@ -5,7 +5,7 @@
 // translator comes from use-intl/core, its React-free half: `next-intl` itself pulls React's client hooks in,
 // which a plain Node process started with the react-server condition (the launcher, the worker) cannot load.
 import { createTranslator } from 'use-intl/core';
-import english from '../../messages/en/timeline.json';
+import english from '../../messages/en/timeline.json' with { type: 'json' };
 
 export type ReasonKey = keyof typeof english.reasons;
 
