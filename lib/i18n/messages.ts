@@ -4,11 +4,13 @@
 import enCommon from '../../messages/en/common.json';
 import enGlossary from '../../messages/en/glossary.json';
 import enHome from '../../messages/en/home.json';
+import enLab from '../../messages/en/lab.json';
 import enLayers from '../../messages/en/layers.json';
 import enTimeline from '../../messages/en/timeline.json';
 import zhCommon from '../../messages/zh-CN/common.json';
 import zhGlossary from '../../messages/zh-CN/glossary.json';
 import zhHome from '../../messages/zh-CN/home.json';
+import zhLab from '../../messages/zh-CN/lab.json';
 import zhLayers from '../../messages/zh-CN/layers.json';
 import zhTimeline from '../../messages/zh-CN/timeline.json';
 import type { Locale } from './locales.ts';
@@ -18,6 +20,7 @@ const en = {
   home: enHome,
   glossary: enGlossary,
   layers: enLayers,
+  lab: enLab,
   timeline: enTimeline,
 };
 export type Messages = typeof en;
@@ -29,6 +32,7 @@ export const MESSAGES: Record<Locale, Messages> = {
     home: zhHome,
     glossary: zhGlossary,
     layers: zhLayers,
+    lab: zhLab,
     timeline: zhTimeline,
   },
 };
