@@ -1,8 +1,16 @@
 // 中文: every page renders in Chinese for a browser that asks for it, the switcher changes the language in place
 // and keeps it across a reload, and axe passes in Chinese as in English (each page's own spec checks English).
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test } from './fixtures';
+import type { Page } from '@playwright/test';
+import { ALL_ON, createOrder, expect, test } from './fixtures';
 import { englishLeft } from './i18n';
+
+/** No English left in what the page shows, and axe passes. */
+async function expectChinese(page: Page): Promise<void> {
+  expect(await englishLeft(page)).toEqual([]);
+  const results = await new AxeBuilder({ page }).analyze();
+  expect(results.violations.map((v) => `${v.id} (${v.impact}): ${v.help} (${v.nodes.length})`)).toEqual([]);
+}
 
 /** Pages to render in Chinese: each area adds its own (the checkout, the lab and the scenarios have theirs). */
 const PAGES: Array<{ name: string; path: string }> = [
@@ -20,11 +28,47 @@ test.describe('in Chinese', () => {
       await page.goto(path);
       await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
       await expect(page.locator('h1')).toBeVisible();
-      expect(await englishLeft(page)).toEqual([]);
-      const results = await new AxeBuilder({ page }).analyze();
-      expect(results.violations.map((v) => `${v.id} (${v.impact}): ${v.help} (${v.nodes.length})`)).toEqual([]);
+      await expectChinese(page);
     });
   }
+
+  test('the lab, with lanes on its timeline and every folded setting open, has no English left, and axe passes', async ({
+    page,
+  }) => {
+    await page.goto('/lab'); // this browser's session: the lanes of its payments show in its lab
+    const orderNo = await createOrder(page.request, { layers: ALL_ON });
+    const pay = (key: string) =>
+      page.request.post('/api/payments', {
+        headers: { 'idempotency-key': key },
+        data: { orderNo, amountCents: 4_200 },
+      });
+    // Paid; the same key again (layer 2 replays the outcome); another key (layer 3 finds the order PAID).
+    expect((await pay(`zh-${orderNo}`)).status()).toBe(201);
+    await pay(`zh-${orderNo}`);
+    await pay(`zh-again-${orderNo}`);
+    await page.goto(`/lab?order=${orderNo}`);
+    const lanes = page.locator(`li.lane[data-order-no="${orderNo}"][data-channel="api"]`);
+    await expect(lanes).toHaveCount(3);
+    const replayed = lanes.and(page.locator('[data-ends-at="requestKey"]'));
+    const stopped = lanes.and(page.locator('[data-ends-at="stateMachine"]'));
+    // Why each ended, in Chinese; the raw decisions stay in the data attributes.
+    await expect(replayed.locator('[data-end]')).toHaveAttribute('data-decision', 'stopped');
+    await expect(replayed.locator('[data-end]')).toContainText('在这里被第 2 层拦下');
+    await expect(replayed.locator('[data-end]')).toContainText('返回了保存的结果（PAID）');
+    await expect(stopped.locator('[data-end]')).toContainText('影响 0 行：订单已经是 PAID');
+    await expect(lanes.and(page.locator('[data-ends-at="bank"]')).locator('[data-consequence]')).toContainText(
+      '2 幂等键 已完成：结果已保存 24 小时',
+    );
+    for (const summary of await page.locator('summary').all()) await summary.click();
+    await expectChinese(page);
+  });
+
+  test('the room has no English left, and axe passes', async ({ page }) => {
+    await page.goto('/lab/room'); // on loopback, open to the presenter at the keyboard
+    await expect(page.getByRole('heading', { level: 1 })).toHaveText('全场');
+    await expect(page.getByRole('heading', { name: '此刻' })).toBeVisible();
+    await expectChinese(page);
+  });
 });
 
 test('the switch changes the language in place, and the choice survives a reload', async ({ page }) => {

@@ -56,6 +56,7 @@ export const ALLOWED = new Set([
   // Headers and fields a program reads.
   'Idempotency',
   'Key',
+  'Idempotency-Key',
   'Retry',
   'After',
   'Client',
