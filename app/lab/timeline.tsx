@@ -314,7 +314,8 @@ function deliveryLabel(
   const { redelivered, result } = readDelivery(event);
   return {
     name: t(redelivered ? 'redelivered' : 'delivery', { number: index + 1 }),
-    detail: result === event.decision ? undefined : event.decision === 'duplicate' ? t('receiptAlreadySent') : result,
+    // A duplicate says why (layer 4's RECEIPT row); an older event's words are shown as they are.
+    detail: event.decision === 'duplicate' ? t('receiptAlreadySent') : result === event.decision ? undefined : result,
   };
 }
 
