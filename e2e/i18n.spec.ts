@@ -61,6 +61,13 @@ test.describe('in Chinese', () => {
     );
     for (const summary of await page.locator('summary').all()) await summary.click();
     await expectChinese(page);
+
+    // An exercise's title, and the faults it rigs, in Chinese too.
+    await page.getByLabel('练习', { exact: true }).selectOption('11b');
+    await page.getByRole('button', { name: '设置练习 11b' }).click();
+    await expect(page.getByText('当前设置：练习 11b，标记会失效：迟到的扣款')).toBeVisible();
+    await expect(page.locator('summary', { hasText: '更多故障' })).toContainText('迟到的扣款');
+    expect(await englishLeft(page)).toEqual([]);
   });
 
   test('the room has no English left, and axe passes', async ({ page }) => {
