@@ -6,6 +6,13 @@ import { PROBLEM_TYPES } from '../lib/http/problem-types';
 import { ALL_OFF, ALL_ON, chargeCount, createOrder, expect, test, waitForAnswer } from './fixtures';
 import { englishLeft } from './i18n';
 
+/** No English left in what the page shows, and axe passes. */
+async function expectChinese(page: Page): Promise<void> {
+  expect(await englishLeft(page)).toEqual([]);
+  const results = await new AxeBuilder({ page }).analyze();
+  expect(results.violations.map((v) => `${v.id} (${v.impact}): ${v.help} (${v.nodes.length})`)).toEqual([]);
+}
+
 /** Pages to render in Chinese: each area adds its own (the checkout, the lab and the scenarios have theirs). */
 const PAGES: Array<{ name: string; path: string }> = [
   { name: 'home', path: '/' },
@@ -18,13 +25,6 @@ const PAGES: Array<{ name: string; path: string }> = [
   { name: 'not found', path: '/no-such-page' },
   { name: 'too many requests', path: '/limited?seconds=30' },
 ];
-
-/** No English left in what a person sees, and no axe violation. */
-async function readsAsChinese(page: Page): Promise<void> {
-  expect(await englishLeft(page)).toEqual([]);
-  const results = await new AxeBuilder({ page }).analyze();
-  expect(results.violations.map((v) => `${v.id} (${v.impact}): ${v.help} (${v.nodes.length})`)).toEqual([]);
-}
 
 /** The checkout's form has its answer, and no second submit is on its way. */
 async function settled(page: Page): Promise<void> {
@@ -40,7 +40,7 @@ test.describe('in Chinese', () => {
       await page.goto(path);
       await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
       await expect(page.locator('h1')).toBeVisible();
-      await readsAsChinese(page);
+      await expectChinese(page);
     });
   }
 
@@ -52,14 +52,14 @@ test.describe('in Chinese', () => {
     await expect(page.getByRole('heading', { level: 1 })).toHaveText('收银台');
     await expect(page.getByRole('button', { name: '支付 US$42.00' })).toBeVisible();
     await expect(page.getByRole('list', { name: '实验室为这个订单注入的故障' })).toContainText('银行延迟 300 毫秒');
-    await readsAsChinese(page);
+    await expectChinese(page);
     await page.getByRole('button', { name: /^支付/ }).click();
     await settled(page);
     await expect(page.getByRole('status')).toContainText('支付成功。你的卡已扣款 US$42.00');
     await expect(page.getByRole('status')).toContainText('应答方：银行');
     await expect(page.getByTestId('charge-count')).toHaveText('已扣款一次。');
     await expect(page.getByTestId('order-status')).toHaveText('已支付');
-    await readsAsChinese(page);
+    await expectChinese(page);
   });
 
   test('a double click with every defence off reads, in Chinese, as two charges on the statement', async ({
@@ -91,6 +91,51 @@ test.describe('in Chinese', () => {
       await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
       expect(await englishLeft(page), type).toEqual([]);
     }
+  });
+
+  test('the lab, with lanes on its timeline and every folded setting open, has no English left, and axe passes', async ({
+    page,
+  }) => {
+    await page.goto('/lab'); // this browser's session: the lanes of its payments show in its lab
+    const orderNo = await createOrder(page.request, { layers: ALL_ON });
+    const pay = (key: string) =>
+      page.request.post('/api/payments', {
+        headers: { 'idempotency-key': key },
+        data: { orderNo, amountCents: 4_200 },
+      });
+    // Paid; the same key again (layer 2 replays the outcome); another key (layer 3 finds the order PAID).
+    expect((await pay(`zh-${orderNo}`)).status()).toBe(201);
+    await pay(`zh-${orderNo}`);
+    await pay(`zh-again-${orderNo}`);
+    await page.goto(`/lab?order=${orderNo}`);
+    const lanes = page.locator(`li.lane[data-order-no="${orderNo}"][data-channel="api"]`);
+    await expect(lanes).toHaveCount(3);
+    const replayed = lanes.and(page.locator('[data-ends-at="requestKey"]'));
+    const stopped = lanes.and(page.locator('[data-ends-at="stateMachine"]'));
+    // Why each ended, in Chinese; the raw decisions stay in the data attributes.
+    await expect(replayed.locator('[data-end]')).toHaveAttribute('data-decision', 'stopped');
+    await expect(replayed.locator('[data-end]')).toContainText('在这里被第 2 层拦下');
+    await expect(replayed.locator('[data-end]')).toContainText('返回了保存的结果（PAID）');
+    await expect(stopped.locator('[data-end]')).toContainText('影响 0 行：订单已经是 PAID');
+    await expect(lanes.and(page.locator('[data-ends-at="bank"]')).locator('[data-consequence]')).toContainText(
+      '2 幂等键 已完成：结果已保存 24 小时',
+    );
+    for (const summary of await page.locator('summary').all()) await summary.click();
+    await expectChinese(page);
+
+    // An exercise's title, and the faults it rigs, in Chinese too.
+    await page.getByLabel('练习', { exact: true }).selectOption('11b');
+    await page.getByRole('button', { name: '设置练习 11b' }).click();
+    await expect(page.getByText('当前设置：练习 11b，标记会失效：迟到的扣款')).toBeVisible();
+    await expect(page.locator('summary', { hasText: '更多故障' })).toContainText('迟到的扣款');
+    expect(await englishLeft(page)).toEqual([]);
+  });
+
+  test('the room has no English left, and axe passes', async ({ page }) => {
+    await page.goto('/lab/room'); // on loopback, open to the presenter at the keyboard
+    await expect(page.getByRole('heading', { level: 1 })).toHaveText('全场视图');
+    await expect(page.getByRole('heading', { name: '此刻' })).toBeVisible();
+    await expectChinese(page);
   });
 });
 

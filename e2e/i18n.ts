@@ -70,6 +70,7 @@ export const ALLOWED = new Set([
   'Accept-Language',
   'Idempotency',
   'Key',
+  'Idempotency-Key',
   'Retry',
   'After',
   'Client',

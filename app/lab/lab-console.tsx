@@ -1,9 +1,10 @@
 'use client';
 import '@/lib/ui/zod-without-eval'; // before zod is used: the page's CSP forbids eval
+import { useTranslations } from 'next-intl';
 import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { DEFAULT_LEASE_MS } from '@/lib/lab/constants';
 import { EXERCISES, exerciseMatching, exerciseSettings, findExercise } from '@/lib/lab/exercises';
-import { activeFaults, colourOf, KEY_STRATEGY_INFO, SWITCHES } from '@/lib/lab/layer-info';
+import { activeFaultChips, colourOf, SWITCHES } from '@/lib/lab/layer-info';
 import {
   DEFAULT_LAB_SETTINGS,
   type Faults,
@@ -17,32 +18,17 @@ import { GatewayFile, useGateway } from './gateway-panel';
 import styles from './lab.module.css';
 import { type StoredEvent, Timeline } from './timeline';
 
-const FAULT_SWITCHES: Array<{
-  key: 'bankTimeoutAfterCharge' | 'crashBeforeCharge' | 'crashAfterCharge' | 'receiptCrashBeforeAck' | 'dropResponse';
-  label: ReactNode;
-}> = [
-  { key: 'bankTimeoutAfterCharge', label: 'Charge, then time out (the outcome is unknown to the merchant)' },
-  {
-    key: 'crashBeforeCharge',
-    label: 'Crash the app holding its claims, before the bank (nothing charged; at restart the claim is released)',
-  },
-  {
-    key: 'crashAfterCharge',
-    label: (
-      <>
-        Crash the app right after the charge (<code>npm run demo</code> restarts it; reconciliation settles the payment)
-      </>
-    ),
-  },
-  {
-    key: 'receiptCrashBeforeAck',
-    label: 'The receipt consumer dies after sending a receipt, before its ack (the message is delivered again)',
-  },
-  {
-    key: 'dropResponse',
-    label: 'Drop the checkout’s answer (the payment completes; the page never hears of it)',
-  },
-];
+/** The faults that are a checkbox each (their labels: lab.console.faults.<key>). */
+const FAULT_SWITCHES = [
+  'bankTimeoutAfterCharge',
+  'crashBeforeCharge',
+  'crashAfterCharge',
+  'receiptCrashBeforeAck',
+  'dropResponse',
+] as const;
+
+/** `<code>` in a message (t.rich). */
+const code = (chunks: ReactNode) => <code>{chunks}</code>;
 
 type Props = {
   initialSettings: LabSettings;
@@ -72,6 +58,8 @@ export function LabConsole({
   initialExercise,
   initialOrder,
 }: Props) {
+  const t = useTranslations('lab');
+  const tl = useTranslations('layers');
   const global = scope === 'room' ? '?scope=global' : '';
   const [settings, setSettings] = useState<LabSettings>(initialSettings);
   // Until React has hydrated the page, a click would flip a box that React then flips back: keep them disabled.
@@ -115,8 +103,10 @@ export function LabConsole({
     const detail = (body as { detail?: unknown } | undefined)?.detail;
     setError(
       response
-        ? `The change was not saved${typeof detail === 'string' ? `: ${detail}` : ''}.`
-        : 'The change was not saved: is the app running?',
+        ? typeof detail === 'string'
+          ? t('console.notSavedBecause', { detail: detail.replace(/\.$/, '') })
+          : t('console.notSaved')
+        : t('console.notSavedOffline'),
     );
     // What the server holds now, since the switches showed the change at once.
     const now = await fetch(`/api/lab/config${global}`, { cache: 'no-store' }).catch(() => undefined);
@@ -148,7 +138,13 @@ export function LabConsole({
   );
 
   const { faults } = settings;
-  const otherFaults = activeFaults({ faults: { ...faults, bankLatencyMs: 0 }, claims: { leaseMs: DEFAULT_LEASE_MS } });
+  const otherFaults = activeFaultChips({
+    faults: { ...faults, bankLatencyMs: 0 },
+    claims: { leaseMs: DEFAULT_LEASE_MS },
+  }).map(({ key, values }) => tl(`faults.${key}`, values));
+  /** An exercise's title in the reader's language (lab.exercises.<id>), else the list's English one. */
+  const titleOf = (option: { id: string; title: string }) =>
+    t.has(`exercises.${option.id}` as 'exercises.1') ? t(`exercises.${option.id}` as 'exercises.1') : option.title;
   // One gateway for everybody: its settings are the global ones, shown as nginx runs them.
   const gatewayState = useGateway();
   const running = gatewayState.view?.running ? gatewayState.view : undefined;
@@ -159,24 +155,24 @@ export function LabConsole({
       <div className={styles.toolbar}>
         {heading}
         <div className={styles.preset}>
-          <label htmlFor="exercise">Exercise</label>
+          <label htmlFor="exercise">{t('console.exercise')}</label>
           <select id="exercise" value={chosen} onChange={(event) => setChosen(event.target.value)}>
             {EXERCISES.map((option) => (
               <option key={option.id} value={option.id}>
-                Exercise {option.id}: {option.title}
+                {t('console.exerciseOption', { id: option.id, title: titleOf(option) })}
               </option>
             ))}
           </select>
           <button type="button" className="button" onClick={setUp} disabled={!hydrated || !exercise}>
-            Set up exercise {chosen}
+            {t('console.setUp', { id: chosen })}
           </button>
         </div>
         <div className={styles.toolbarEnd}>
           <button type="button" className="button secondary" onClick={reset} disabled={!hydrated}>
-            Reset: all on, no faults
+            {t('console.reset')}
           </button>
           <a className="button secondary" href="/" target="_blank" rel="noreferrer">
-            New checkout
+            {t('console.newCheckout')}
           </a>
         </div>
         <p role="alert" className={styles.alarm}>
@@ -185,13 +181,13 @@ export function LabConsole({
       </div>
       <div className={styles.columns}>
         <section className={styles.panel} aria-labelledby="switches-title">
-          <h2 id="switches-title">Defences</h2>
+          <h2 id="switches-title">{t('console.defences')}</h2>
           <p className={styles.current} aria-live="polite" data-exercise={matching?.id}>
             {matching
-              ? `Set up: exercise ${matching.id}, ${matching.title}`
+              ? t('console.setUpExercise', { id: matching.id, title: titleOf(matching) })
               : isDefault
-                ? 'Set up: every defence on, no faults'
-                : 'Custom'}
+                ? t('console.setUpDefault')
+                : t('console.custom')}
           </p>
           <ul className={styles.switches}>
             {SWITCHES.map((layer) => (
@@ -207,20 +203,20 @@ export function LabConsole({
                   />
                   <span>
                     <span className={styles.switchName}>
-                      {layer.number}. {layer.name}
+                      {layer.number}. {tl(`names.${layer.key}`)}
                     </span>
-                    <span className={styles.what}>{layer.what}</span>
+                    <span className={styles.what}>{tl(`what.${layer.key}`)}</span>
                   </span>
                   <span className={styles.switchState} data-on={settings.layers[layer.key]}>
-                    {settings.layers[layer.key] ? 'on' : 'off'}
+                    {settings.layers[layer.key] ? t('console.switchOn') : t('console.switchOff')}
                   </span>
                 </label>
               </li>
             ))}
           </ul>
           <NumberField
-            label="Latency (ms)"
-            hint={`How long the bank takes to answer. Above ${bankTimeoutMs / 1000} s the merchant stops waiting.`}
+            label={t('console.latency')}
+            hint={t('console.latencyHint', { seconds: bankTimeoutMs / 1000 })}
             inline
             disabled={!hydrated}
             min={0}
@@ -230,13 +226,13 @@ export function LabConsole({
             onChange={(value) => setFault('bankLatencyMs', value)}
           />
           <Collapsible
-            title="Layer 2’s key"
-            state={KEY_STRATEGY_INFO[settings.keys.strategy].name.toLowerCase()}
+            title={t('console.keyTitle')}
+            state={tl(`keyStrategies.${settings.keys.strategy}.name`).toLowerCase()}
             changed={settings.keys.strategy !== DEFAULT_LAB_SETTINGS.keys.strategy}
           >
             <fieldset>
-              <legend className="visually-hidden">Layer 2’s key</legend>
-              <p className={styles.hint}>What the request key is made of: the article’s first detail.</p>
+              <legend className="visually-hidden">{t('console.keyTitle')}</legend>
+              <p className={styles.hint}>{t('console.keyHint')}</p>
               {KEY_STRATEGIES.map((strategy) => (
                 <label className={styles.check} key={strategy}>
                   <input
@@ -247,23 +243,23 @@ export function LabConsole({
                     onChange={() => change({ keys: { strategy } })}
                   />
                   <span>
-                    <strong>{KEY_STRATEGY_INFO[strategy].name}</strong>
-                    <span className={`${styles.hint} block`}>{KEY_STRATEGY_INFO[strategy].explains}</span>
+                    <strong>{tl(`keyStrategies.${strategy}.name`)}</strong>
+                    <span className={`${styles.hint} block`}>{tl(`keyStrategies.${strategy}.explains`)}</span>
                   </span>
                 </label>
               ))}
             </fieldset>
           </Collapsible>
           <Collapsible
-            title="More faults"
-            state={otherFaults.length > 0 ? otherFaults.join(', ') : 'none'}
+            title={t('console.moreFaults')}
+            state={otherFaults.length > 0 ? otherFaults.join(t('console.listSeparator')) : t('console.none')}
             changed={otherFaults.length > 0}
           >
             <fieldset>
-              <legend className="visually-hidden">More faults</legend>
+              <legend className="visually-hidden">{t('console.moreFaults')}</legend>
               <NumberField
-                label="Late charge (ms): the call times out first, the charge lands this much later"
-                hint={`The bank charges every request it accepted within ${settlementWindowMs / 1000} s (its settlement window): until then, "no charge" only means "no charge yet".`}
+                label={t('console.lateCharge')}
+                hint={t('console.lateChargeHint', { seconds: settlementWindowMs / 1000 })}
                 disabled={!hydrated}
                 min={0}
                 max={settlementWindowMs}
@@ -272,8 +268,8 @@ export function LabConsole({
                 onChange={(value) => setFault('bankLateChargeMs', value)}
               />
               <NumberField
-                label="Pause between the claim and the bank (ms)"
-                hint="Like a GC pause or an overloaded host: past the lease, another attempt may take the claim over, and the bank refuses this one's stale fencing token."
+                label={t('console.stall')}
+                hint={t('console.stallHint')}
                 disabled={!hydrated}
                 min={0}
                 max={60_000}
@@ -282,18 +278,18 @@ export function LabConsole({
                 onChange={(value) => setFault('stallBeforeBankMs', value)}
               />
               <label className={styles.field}>
-                <span>Fail before charging</span>
+                <span>{t('console.failBeforeCharging')}</span>
                 <select
                   disabled={!hydrated}
                   value={faults.bankFailure}
                   onChange={(event) => setFault('bankFailure', event.target.value as Faults['bankFailure'])}
                 >
-                  <option value="none">No</option>
-                  <option value="decline">Decline the card (final)</option>
-                  <option value="error">Bank error (nothing moved, retry allowed)</option>
+                  <option value="none">{t('console.failNone')}</option>
+                  <option value="decline">{t('console.failDecline')}</option>
+                  <option value="error">{t('console.failError')}</option>
                 </select>
               </label>
-              {FAULT_SWITCHES.map(({ key, label }) => (
+              {FAULT_SWITCHES.map((key) => (
                 <label className={styles.check} key={key}>
                   <input
                     type="checkbox"
@@ -301,21 +297,21 @@ export function LabConsole({
                     checked={faults[key]}
                     onChange={(event) => setFault(key, event.target.checked)}
                   />
-                  <span>{label}</span>
+                  <span>{t.rich(`console.faults.${key}`, { code })}</span>
                 </label>
               ))}
             </fieldset>
           </Collapsible>
           <Collapsible
-            title="Claims"
-            state={`lease ${settings.claims.leaseMs.toLocaleString('en-GB')} ms`}
+            title={t('console.claims')}
+            state={tl('faults.lease', { ms: settings.claims.leaseMs })}
             changed={settings.claims.leaseMs !== DEFAULT_LAB_SETTINGS.claims.leaseMs}
           >
             <fieldset>
-              <legend className="visually-hidden">Claims</legend>
+              <legend className="visually-hidden">{t('console.claims')}</legend>
               <NumberField
-                label="Lease (ms)"
-                hint="A claim (the request key, the order's PROCESSING state, the dedup row) not renewed for this long counts as abandoned: a duplicate or the reconciler may take it over."
+                label={t('console.lease')}
+                hint={t('console.leaseHint')}
                 disabled={!hydrated}
                 min={100}
                 max={600_000}
@@ -326,27 +322,17 @@ export function LabConsole({
             </fieldset>
           </Collapsible>
           <Collapsible
-            title="Gateway"
-            state={`${gateway.timeoutMs.toLocaleString('en-GB')} ms, ${gateway.retries} ${gateway.retries === 1 ? 'retry' : 'retries'}`}
+            title={t('console.gateway')}
+            state={t('console.gatewayState', { ms: gateway.timeoutMs, retries: gateway.retries })}
             changed={!same(DEFAULT_LAB_SETTINGS.gateway, gateway)}
           >
             <fieldset>
-              <legend className="visually-hidden">Gateway</legend>
+              <legend className="visually-hidden">{t('console.gateway')}</legend>
               <p className={styles.hint}>
-                {running ? (
-                  <>
-                    The cluster’s nginx: how long it waits for an instance before it sends the same request to the other
-                    one, and how many times it does. One gateway for everybody: a change rewrites its file and reloads
-                    it (<code>nginx -s reload</code>).
-                  </>
-                ) : (
-                  <>
-                    No gateway runs: start <code>npm run demo:cluster</code> for two instances behind nginx.
-                  </>
-                )}
+                {running ? t.rich('console.gatewayRunning', { code }) : t.rich('console.gatewayNotRunning', { code })}
               </p>
               <NumberField
-                label="Timeout (ms)"
+                label={t('console.timeout')}
                 disabled={!hydrated || !running}
                 min={100}
                 max={30_000}
@@ -355,7 +341,7 @@ export function LabConsole({
                 onChange={(timeoutMs) => void gatewayState.change({ timeoutMs })}
               />
               <label className={styles.field}>
-                <span>Retries</span>
+                <span>{t('console.retries')}</span>
                 <select
                   disabled={!hydrated || !running}
                   value={gateway.retries}

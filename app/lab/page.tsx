@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import { cookies, headers } from 'next/headers';
 import { notFound } from 'next/navigation';
+import { getTranslations } from 'next-intl/server';
 import { env } from '@/lib/env';
 import { sessionIdOf } from '@/lib/http/session-cookie';
 import { getLabSettingsFor } from '@/lib/lab/settings-store';
@@ -9,7 +10,9 @@ import { BANK_SETTLEMENT_WINDOW_MS, BANK_TIMEOUT_MS } from '@/lib/payments/bank'
 import { sessionScope } from '@/lib/session';
 import { LabConsole } from './lab-console';
 
-export const metadata: Metadata = { title: 'Lab' };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations('lab'))('title') };
+}
 export const dynamic = 'force-dynamic';
 
 /** The first value of a query parameter, if it is a short plain word (it is only ever shown or matched). */
@@ -26,6 +29,7 @@ export default async function LabPage({ searchParams }: PageProps<'/lab'>) {
   if (!env().LAB_ENABLED) notFound();
   const query = await searchParams;
   // My lab: this browser session's own switches and lanes (each attendee of a workshop has one).
+  const t = await getTranslations('lab');
   const session = sessionIdOf(await cookies(), await headers());
   const me = session ? sessionScope(session) : undefined;
   const [settings, events] = await Promise.all([
@@ -34,11 +38,7 @@ export default async function LabPage({ searchParams }: PageProps<'/lab'>) {
   ]);
   return (
     <LabConsole
-      heading={
-        <h1 title="Your own lab: its switches apply at once to the checkouts this browser starts, in every tab, and nobody else’s. Orders created with their own lab settings (the scenarios do) keep them.">
-          Lab
-        </h1>
-      }
+      heading={<h1 title={t('headingTitle')}>{t('title')}</h1>}
       initialSettings={settings}
       initialEvents={events}
       bankTimeoutMs={BANK_TIMEOUT_MS}

@@ -2,11 +2,17 @@
 // The lab's timeline: one lane per request, newest first. Each lane reads left to right in the layers' order
 // and ends at the step that ended the request (the layer that stopped it, or the bank), with what followed
 // as its consequence; each lane says when it began relative to the first lane of its order.
-import { useMemo, useRef, useState } from 'react';
+//
+// What a step decided and why are shown in the reader's language (timeline.decisions, timeline.reasons); the
+// data attributes keep the raw values the tests and lane-view.ts read, and a step without a reason (an event
+// from before reasons were messages) shows its English detail.
+import { useFormatter, useTranslations } from 'next-intl';
+import { type ReactNode, useMemo, useRef, useState } from 'react';
 import { defencesOf, type LanePlan, offsetsByOrder, planLane, readDelivery } from '@/lib/lab/lane-view';
-import { colourOf, SWITCHES, stepName } from '@/lib/lab/layer-info';
+import { colourOf, SWITCHES } from '@/lib/lab/layer-info';
 import type { TimelineEvent, TimelineStep } from '@/lib/lab/timeline-event';
 import { useEvery } from '@/lib/ui/use-polling';
+import { CLOCK } from './gateway-panel';
 import styles from './lab.module.css';
 
 export type StoredEvent = TimelineEvent & { id: string; streamId: string };
@@ -24,6 +30,7 @@ export function Timeline({
   scope: 'mine' | 'room';
   initialFilter?: string;
 }) {
+  const t = useTranslations('lab.timeline');
   const [events, setEvents] = useState<StoredEvent[]>(initialEvents);
   const [filter, setFilter] = useState(initialFilter);
   const lastId = useRef(initialEvents.at(-1)?.streamId);
@@ -76,9 +83,9 @@ export function Timeline({
   return (
     <section className={`${styles.panel} ${styles.timeline}`} aria-labelledby="timeline-title">
       <div className={styles.timelineHead}>
-        <h2 id="timeline-title">Timeline</h2>
+        <h2 id="timeline-title">{t('title')}</h2>
         <div className={styles.filter}>
-          <label htmlFor="order-filter">Order</label>
+          <label htmlFor="order-filter">{t('order')}</label>
           <input
             id="order-filter"
             type="search"
@@ -91,24 +98,20 @@ export function Timeline({
             className="button secondary"
             onClick={() => setFilter('')}
             disabled={filter === ''}
-            title="Show every order’s lanes"
+            title={t('clearFilterTitle')}
           >
-            Clear filter
+            {t('clearFilter')}
           </button>
           <button type="button" className="button secondary" onClick={clear}>
-            Clear timeline
+            {t('clearTimeline')}
           </button>
         </div>
       </div>
       <div className={styles.laneScroll}>
         {lanes.length === 0 ? (
-          <p className={styles.empty}>
-            {filter
-              ? `No requests for ${filter} yet.`
-              : 'No requests yet. Start a checkout in another tab and pay: each request gets a lane here, newest first, read left to right.'}
-          </p>
+          <p className={styles.empty}>{filter ? t('noneForOrder', { order: filter }) : t('none')}</p>
         ) : null}
-        <ol className={`lanes ${styles.laneList}`} aria-label="Requests">
+        <ol className={`lanes ${styles.laneList}`} aria-label={t('requests')}>
           {lanes.map((lane) => (
             <Lane
               key={lane.requestId}
@@ -124,7 +127,44 @@ export function Timeline({
   );
 }
 
-const ms = (value: number) => `${value.toLocaleString('en-GB')} ms`;
+/**
+ * The words of the timeline in the reader's language: a step's name, what it decided, and why (as React, its
+ * values in code where they are identifiers; or as plain text, for a tooltip).
+ */
+function useWords() {
+  const t = useTranslations('lab.timeline');
+  const steps = useTranslations('layers.steps');
+  const layers = useTranslations('layers.names');
+  const said = useTranslations('timeline');
+  const format = useFormatter();
+  type Decision = Parameters<typeof said>[0] & `decisions.${string}`;
+  type Reason = Parameters<typeof said>[0] & `reasons.${string}`;
+  const reasonKey = (event: TimelineEvent): Reason | undefined => {
+    const key = event.reason && (`reasons.${event.reason.key}` as Reason);
+    return key && said.has(key) ? key : undefined;
+  };
+  return {
+    t,
+    clock: (at: number) => format.dateTime(new Date(at), CLOCK),
+    ms: (value: number) => t('ms', { ms: value }),
+    stepName: (step: TimelineStep) => steps(step),
+    layerName: (layer: (typeof SWITCHES)[number]['key']) => layers(layer),
+    decision: (decision: string) => {
+      const key = `decisions.${decision}` as Decision;
+      return said.has(key) ? said(key) : decision.replaceAll('_', ' ');
+    },
+    /** Why the step decided what it did, drawn. */
+    reason: (event: TimelineEvent): ReactNode => {
+      const key = reasonKey(event);
+      return key ? said.rich(key, { ...event.reason?.values, code: (chunks) => <code>{chunks}</code> }) : event.detail;
+    },
+    /** The same, as text (a tooltip). */
+    reasonText: (event: TimelineEvent): string | undefined => {
+      const key = reasonKey(event);
+      return key ? said.markup(key, { ...event.reason?.values, code: (chunks) => chunks }) : event.detail;
+    },
+  };
+}
 
 /**
  * Decisions whose detail is routine (a key, a fence, a row): kept for screen readers and the tooltip, not
@@ -134,9 +174,9 @@ const ROUTINE = new Set(['passed', 'claimed', 'inserted', 'sent', 'completed', '
 const detailClass = (decision: string) => (ROUTINE.has(decision) ? 'visually-hidden' : styles.stepDetail);
 
 /** "layer 3" for a defence (its name follows, on the step); the reconciler otherwise. */
-function stopperOf(step: TimelineStep): string {
+function stopperOf(step: TimelineStep, words: ReturnType<typeof useWords>): string {
   const layer = SWITCHES.find((s) => s.key === step);
-  return layer ? `layer ${layer.number}` : stepName(step);
+  return layer ? words.t('layer', { number: layer.number }) : words.stepName(step);
 }
 
 /** A step's own time, when it is worth reading: a few milliseconds are noise on a projector. */
@@ -153,6 +193,8 @@ function Lane({
   showInstance: boolean;
   onOrder: (orderNo: string) => void;
 }) {
+  const words = useWords();
+  const { t, ms } = words;
   const { first } = lane;
   const plan = planLane(lane.events);
   const total = lane.events.reduce((sum, event) => sum + event.durationMs, 0);
@@ -175,48 +217,62 @@ function Lane({
       data-ended={plan.endKind}
     >
       <div className={styles.laneHead}>
-        <span className={styles.clock}>{new Date(first.at).toLocaleTimeString('en-GB')}</span>
+        <span className={styles.clock}>{words.clock(first.at)}</span>
         {offsetMs !== undefined ? (
-          <span className={styles.offset} title="Since the first request of this order">
-            {offsetMs === 0 ? 'first' : `+${ms(offsetMs)}`}
+          <span className={styles.offset} title={t('sinceFirst')}>
+            {offsetMs === 0 ? t('first') : t('after', { ms: offsetMs })}
           </span>
         ) : null}
         {first.orderNo ? (
           <button
             type="button"
             className={styles.orderButton}
+            translate="no"
             onClick={() => onOrder(first.orderNo)}
-            title="Show only this order’s lanes"
+            title={t('onlyThisOrder')}
           >
             {first.orderNo}
           </button>
         ) : null}
         {worker ? (
-          <span
-            title={`Message ${lane.requestId.replace(/^rcpt-/, '')} of the payments stream, read by ${first.instance}`}
-          >
-            Receipt worker: “send receipt”
+          <span title={t('workerTitle', { message: lane.requestId.replace(/^rcpt-/, ''), instance: first.instance })}>
+            {t('worker')}
             {charge ? (
               <>
                 {' '}
-                for charge <span className={styles.charge}>{charge}</span>
+                {t.rich('forCharge', {
+                  charge,
+                  id: (chunks) => (
+                    <span className={styles.charge} translate="no">
+                      {chunks}
+                    </span>
+                  ),
+                })}
               </>
             ) : null}
           </span>
         ) : (
           <span title={first.instance}>
-            {first.channel}
-            {showInstance ? <span className={styles.soft}> on {first.instance}</span> : null}
+            {t(`channels.${first.channel}`)}
+            {showInstance ? (
+              <span className={styles.soft}>
+                {' '}
+                {t.rich('onInstance', {
+                  instance: first.instance,
+                  name: (chunks) => <span translate="no">{chunks}</span>,
+                })}
+              </span>
+            ) : null}
           </span>
         )}
         {key ? (
-          <span className={styles.laneKey} title={`Layer 2’s key: ${key}`} data-testid="lane-key">
+          <span className={styles.laneKey} title={t('keyTitle', { key })} data-testid="lane-key" translate="no">
             {key}
           </span>
         ) : null}
-        {defences ? <span className={styles.soft}>defences {defences}</span> : null}
+        {defences ? <span className={styles.soft}>{t('defences', { defences })}</span> : null}
         {running ? (
-          <span className={styles.total}>running…</span>
+          <span className={styles.total}>{t('running')}</span>
         ) : total > 0 ? (
           <span className={`${styles.soft} ${styles.total}`}>{ms(total)}</span>
         ) : null}
@@ -226,7 +282,7 @@ function Lane({
           event === plan.end ? (
             <EndStep key={event.id} event={event} plan={plan} />
           ) : (
-            <Step key={event.id} event={event} label={worker ? deliveryLabel(event, index) : undefined} />
+            <Step key={event.id} event={event} label={worker ? deliveryLabel(event, index, words) : undefined} />
           ),
         )}
         {plan.outcome ? (
@@ -234,12 +290,12 @@ function Lane({
             className={`${styles.step} ${styles.outcome}`}
             data-step="outcome"
             data-decision={plan.outcome.decision}
-            title={plan.outcome.detail}
+            title={words.reasonText(plan.outcome)}
           >
-            <span className={styles.stepName}>Outcome</span>
-            <span>{plan.outcome.decision.replaceAll('_', ' ')}</span>
+            <span className={styles.stepName}>{words.stepName('outcome')}</span>
+            <span>{words.decision(plan.outcome.decision)}</span>
             {plan.outcome.detail ? (
-              <span className={detailClass(plan.outcome.decision)}>{plan.outcome.detail}</span>
+              <span className={detailClass(plan.outcome.decision)}>{words.reason(plan.outcome)}</span>
             ) : null}
           </li>
         ) : null}
@@ -253,16 +309,23 @@ function Lane({
  * over from a consumer that died before its ack (XAUTOCLAIM), answered "duplicate" when layer 4's RECEIPT row
  * shows the receipt went out already.
  */
-function deliveryLabel(event: StoredEvent, index: number): { name: string; detail?: string } {
+function deliveryLabel(
+  event: StoredEvent,
+  index: number,
+  { t }: ReturnType<typeof useWords>,
+): { name: string; detail?: string } {
   const { redelivered, result } = readDelivery(event);
   return {
-    name: `Delivery ${index + 1}${redelivered ? ' (redelivered: a consumer died before its ack)' : ''}`,
-    detail: result === event.decision ? undefined : result,
+    name: t(redelivered ? 'redelivered' : 'delivery', { number: index + 1 }),
+    // A duplicate says why (layer 4's RECEIPT row); an older event's words are shown as they are.
+    detail: event.decision === 'duplicate' ? t('receiptAlreadySent') : result === event.decision ? undefined : result,
   };
 }
 
 function Step({ event, label }: { event: StoredEvent; label?: { name: string; detail?: string } }) {
-  const detail = label ? label.detail : event.detail;
+  const words = useWords();
+  const { stepName } = words;
+  const detail = label ? label.detail : event.detail && words.reason(event);
   // A layer that is off: its number, dashed in its colour (its name in the tooltip), so the path stays short.
   const off = event.decision === 'off';
   const layer = SWITCHES.find((s) => s.key === event.step);
@@ -270,61 +333,69 @@ function Step({ event, label }: { event: StoredEvent; label?: { name: string; de
     <li
       className={styles.step}
       style={{ borderColor: colourOf(event.step) }}
-      title={off ? `${stepName(event.step)}: off` : event.detail}
+      title={off ? words.t('isOff', { name: stepName(event.step) }) : words.reasonText(event)}
       data-step={event.step}
       data-decision={event.decision}
     >
       {off && layer ? (
         <span className={styles.stepName}>
           {layer.number}
-          <span className="visually-hidden"> {layer.name}</span>
+          <span className="visually-hidden"> {words.layerName(layer.key)}</span>
         </span>
       ) : (
         <span className={styles.stepName}>{label?.name ?? stepName(event.step)}</span>
       )}
-      <span>{event.decision}</span>
+      <span>{words.decision(event.decision)}</span>
       {detail && !off ? <span className={detailClass(event.decision)}>{detail}</span> : null}
-      {event.durationMs >= STEP_MS_SHOWN ? <span className={styles.stepMs}>{ms(event.durationMs)}</span> : null}
+      {event.durationMs >= STEP_MS_SHOWN ? <span className={styles.stepMs}>{words.ms(event.durationMs)}</span> : null}
     </li>
   );
 }
 
 /** The step that ended the lane, its detail in full, then what followed it ("then: …"). */
 function EndStep({ event, plan }: { event: StoredEvent; plan: LanePlan<StoredEvent> }) {
+  const words = useWords();
+  const { t, stepName } = words;
   // A stop says who stopped it; the bank's end is drawn as an end, and said to screen readers.
   const marker =
     plan.endKind === 'bank'
       ? undefined
-      : `Stopped here by ${stopperOf(event.step)}${event.decision === 'lost' ? ', which it lost' : ''}`;
-  const notReached = plan.notReached.map((off) => `${stepName(off.step)} (off)`).join(', ');
+      : t(event.decision === 'lost' ? 'stoppedByLost' : 'stoppedBy', { stopper: stopperOf(event.step, words) });
+  const listSeparator = useTranslations('lab.console')('listSeparator');
+  const notReached = plan.notReached.map((off) => t('offStep', { name: stepName(off.step) })).join(listSeparator);
   return (
     <li
       className={`${styles.step} ${styles.end}`}
       style={{ borderColor: colourOf(event.step) }}
-      title={notReached ? `Not reached: ${notReached}` : undefined}
+      title={notReached ? t('notReached', { steps: notReached }) : undefined}
       data-step={event.step}
       data-decision={event.decision}
       data-end="true"
     >
       <span className={styles.endLine}>
         {marker ? (
-          <span className={styles.endMarker}>{marker}:</span>
+          <span className={styles.endMarker}>{marker}</span>
         ) : (
           <span className={styles.endMarker}>
-            <span className="visually-hidden">Ended at the bank:</span>
+            <span className="visually-hidden">{t('endedAtBank')}</span>
           </span>
         )}
         <span className={styles.stepName}>{stepName(event.step)}</span>
-        <span>{event.decision}</span>
-        {event.detail ? <span className={styles.stepDetail}>{event.detail}</span> : null}
-        {event.durationMs >= STEP_MS_SHOWN ? <span className={styles.stepMs}>{ms(event.durationMs)}</span> : null}
+        <span>{words.decision(event.decision)}</span>
+        {event.detail ? <span className={styles.stepDetail}>{words.reason(event)}</span> : null}
+        {event.durationMs >= STEP_MS_SHOWN ? <span className={styles.stepMs}>{words.ms(event.durationMs)}</span> : null}
       </span>
       {plan.consequences.length > 0 ? (
-        <ol className={styles.consequences} aria-label="Then">
+        <ol className={styles.consequences} aria-label={t('then')}>
           {plan.consequences.map((after) => (
             <li key={after.id} data-step={after.step} data-decision={after.decision} data-consequence="true">
-              {stepName(after.step)} {after.decision}
-              {after.detail ? `: ${after.detail}` : ''}
+              {stepName(after.step)} {words.decision(after.decision)}
+              {after.detail ? (
+                <>
+                  {t('colon')}
+                  {words.reason(after)}
+                </>
+              ) : null}
             </li>
           ))}
         </ol>

@@ -6,6 +6,7 @@ import 'server-only';
 // the event existed (the article's third detail).
 import { getDb } from '../db.ts';
 import { DuplicateRecordError, insertDedupRecord } from '../defences/dedup.ts';
+import { reason, said } from '../lab/reasons.ts';
 import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
 import { publishTimelineEvent, viewerOf } from '../lab/timeline.ts';
 import { parseOutcome } from '../payments/outcome.ts';
@@ -112,7 +113,14 @@ export async function consumeReceipts(
       step: 'receipt',
       decision: result,
       // The charge the message is about: the payment lane whose bank step names it.
-      detail: `${redelivered ? 'redelivered' : 'delivered'} message ${id}${chargeId ? ` (charge ${chargeId})` : ''}: ${result === 'duplicate' ? 'receipt already sent (RECEIPT unique key)' : result}`,
+      ...said(
+        reason('receiptDelivery', {
+          delivery: redelivered ? 'again' : 'first',
+          message: id,
+          charge: chargeId ?? 'none',
+          result,
+        }),
+      ),
       durationMs: Math.round(performance.now() - started),
       at: Date.now(),
       // The order's owner sees its receipts in their own lab (and the room, everyone's).

@@ -18,8 +18,45 @@ function leaves(value: unknown, prefix = ''): Array<[string, string]> {
   return Object.entries(value as object).flatMap(([key, child]) => leaves(child, prefix ? `${prefix}.${key}` : key));
 }
 
-/** The ICU placeholders of a message ({seconds}, {count, plural, …}): a translation keeps every one. */
-const placeholders = (message: string) => [...message.matchAll(/\{(\w+)/g)].map((m) => m[1]).sort();
+/** Where the brace opened at `open` closes. */
+function closing(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    if (text[i] === '{') depth++;
+    else if (text[i] === '}' && --depth === 0) return i;
+  }
+  return text.length;
+}
+
+/**
+ * The ICU arguments of a message ({seconds}, {count, plural, …}, and those inside the branches of a select or a
+ * plural): a translation keeps every one. A branch's words are not arguments: `{layer, select, stateMachine {0 rows}
+ * other {…}}` may say "影响 0 行" in Chinese.
+ */
+function placeholders(message: string): string[] {
+  const found = new Set<string>();
+  const walk = (text: string) => {
+    for (let i = 0; i < text.length; i++) {
+      if (text[i] !== '{') continue;
+      const end = closing(text, i);
+      const inner = text.slice(i + 1, end);
+      const [name = '', kind = ''] = inner.split(',').map((part) => part.trim());
+      found.add(name);
+      if (['select', 'plural', 'selectordinal'].includes(kind)) {
+        const branches = inner.slice(inner.indexOf(',', inner.indexOf(',') + 1) + 1);
+        for (let j = 0; j < branches.length; j++) {
+          if (branches[j] !== '{') continue;
+          const branchEnd = closing(branches, j);
+          walk(branches.slice(j + 1, branchEnd));
+          j = branchEnd;
+        }
+      }
+      i = end;
+    }
+  };
+  walk(message);
+  return [...found].sort();
+}
 
 describe('the messages', () => {
   const english = MESSAGES.en;

@@ -5,16 +5,20 @@ import enCheckout from '../../messages/en/checkout.json' with { type: 'json' };
 import enCommon from '../../messages/en/common.json' with { type: 'json' };
 import enGlossary from '../../messages/en/glossary.json' with { type: 'json' };
 import enHome from '../../messages/en/home.json' with { type: 'json' };
+import enLab from '../../messages/en/lab.json' with { type: 'json' };
 import enLayers from '../../messages/en/layers.json' with { type: 'json' };
 import enProblems from '../../messages/en/problems.json' with { type: 'json' };
 import enScenarios from '../../messages/en/scenarios.json' with { type: 'json' };
+import enTimeline from '../../messages/en/timeline.json' with { type: 'json' };
 import zhCheckout from '../../messages/zh-CN/checkout.json' with { type: 'json' };
 import zhCommon from '../../messages/zh-CN/common.json' with { type: 'json' };
 import zhGlossary from '../../messages/zh-CN/glossary.json' with { type: 'json' };
 import zhHome from '../../messages/zh-CN/home.json' with { type: 'json' };
+import zhLab from '../../messages/zh-CN/lab.json' with { type: 'json' };
 import zhLayers from '../../messages/zh-CN/layers.json' with { type: 'json' };
 import zhProblems from '../../messages/zh-CN/problems.json' with { type: 'json' };
 import zhScenarios from '../../messages/zh-CN/scenarios.json' with { type: 'json' };
+import zhTimeline from '../../messages/zh-CN/timeline.json' with { type: 'json' };
 import type { Locale } from './locales.ts';
 
 const en = {
@@ -23,6 +27,8 @@ const en = {
   glossary: enGlossary,
   layers: enLayers,
   checkout: enCheckout,
+  lab: enLab,
+  timeline: enTimeline,
   scenarios: enScenarios,
   problems: enProblems,
 };
@@ -36,6 +42,8 @@ export const MESSAGES: Record<Locale, Messages> = {
     glossary: zhGlossary,
     layers: zhLayers,
     checkout: zhCheckout,
+    lab: zhLab,
+    timeline: zhTimeline,
     scenarios: zhScenarios,
     problems: zhProblems,
   },

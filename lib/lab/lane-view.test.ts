@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { offsetsByOrder, planLane, readDelivery } from './lane-view.ts';
+import { defencesOf, offsetsByOrder, planLane, readDelivery } from './lane-view.ts';
 import type { TimelineEvent } from './timeline-event.ts';
 
 /** A lane as pay.ts marks it: [step, decision] in marking order. */
@@ -152,6 +152,25 @@ describe('a lane as the lab draws it', () => {
       result: 'receipt already sent (RECEIPT unique key)',
     });
     expect(delivery('delivered message 1712-0: sent').chargeId).toBeUndefined();
+  });
+
+  it('reads a delivery and the defences from their reasons, as the lab does in any language', () => {
+    const [event] = lane([['receipt', 'duplicate']], 'worker');
+    const said = (values: Record<string, string>) =>
+      readDelivery({ ...event, reason: { key: 'receiptDelivery', values } } as TimelineEvent);
+    expect(said({ delivery: 'again', message: '1712-0', charge: 'ch_ab12', result: 'duplicate' })).toEqual({
+      redelivered: true,
+      chargeId: 'ch_ab12',
+      result: 'duplicate',
+    });
+    expect(said({ delivery: 'first', message: '1712-0', charge: 'none', result: 'sent' }).chargeId).toBeUndefined();
+    const [received] = lane([['request', 'received']]);
+    expect(
+      defencesOf({ ...received, reason: { key: 'received', values: { defences: 'none' } } } as TimelineEvent),
+    ).toBe('none');
+    expect(defencesOf({ ...received, detail: 'api request for 4200 cents; defences on: 0 1 2' } as TimelineEvent)).toBe(
+      '0 1 2',
+    );
   });
 
   it('measures each lane from the first lane of the same order', () => {

@@ -122,7 +122,8 @@ export function planLane<E extends TimelineEvent>(events: E[]): LanePlan<E> {
 
 /** The defences a request ran under, as its "received" mark names them: "0 1 2", "none". */
 export function defencesOf(received: TimelineEvent | undefined): string | undefined {
-  return /defences on: (.+)$/.exec(received?.detail ?? '')?.[1];
+  const given = received?.reason?.key === 'received' ? received.reason.values?.defences : undefined;
+  return given !== undefined ? String(given) : /defences on: (.+)$/.exec(received?.detail ?? '')?.[1];
 }
 
 /**
@@ -139,10 +140,21 @@ export function offsetsByOrder(
 
 /**
  * A receipt-worker step, as lib/events/receipts.ts words it: "delivered message 1712-0 (charge ch_…): sent".
+ * `result`: "sent", "duplicate", "skipped" (an older event's English words: "receipt already sent (…)").
  * The worker's lane is one "send receipt" message (one is published each time an order is recorded PAID: twice
  * for an order charged twice with layer 3 off); each step of it is one delivery of that message.
  */
 export function readDelivery(event: TimelineEvent): { redelivered: boolean; chargeId?: string; result: string } {
+  // Its reason's values, when it has one (receipts.ts); else the English words of an older event.
+  const given = event.reason?.key === 'receiptDelivery' ? event.reason.values : undefined;
+  if (given) {
+    const charge = given.charge === undefined || given.charge === 'none' ? undefined : String(given.charge);
+    return {
+      redelivered: given.delivery === 'again',
+      chargeId: charge,
+      result: String(given.result ?? event.decision),
+    };
+  }
   const match = /^(re)?delivered message \S+?(?: \(charge (\S+)\))?: (.*)$/.exec(event.detail ?? '');
   return { redelivered: match?.[1] === 're', chargeId: match?.[2], result: match?.[3] ?? event.decision };
 }

@@ -8,6 +8,7 @@ import 'server-only';
 // however many processes notice it.
 import type { Redis } from 'ioredis';
 import { instanceName } from '../instance.ts';
+import { reason, said } from './reasons.ts';
 import { publishTimelineEvent } from './timeline.ts';
 import type { TimelineEvent } from './timeline-event.ts';
 
@@ -34,11 +35,11 @@ export function serverChangeEvent(
     instance,
     step: 'redis',
     decision: failedOver ? 'failed over' : 'restarted',
-    detail: failedOver
-      ? `the primary is now ${now.address} (was ${before.address}): the writes the old primary acknowledged but had ` +
-        'not replicated are gone, request-key claims among them; a retry of a payment still in flight finds no claim'
-      : `a new Redis process on ${now.address}: what it had not saved is gone, request-key claims among them; a ` +
-        'retry of a payment still in flight finds no claim',
+    ...said(
+      failedOver
+        ? reason('redisFailedOver', { now: now.address, before: before.address })
+        : reason('redisRestarted', { now: now.address }),
+    ),
     durationMs: 0,
     at,
   };

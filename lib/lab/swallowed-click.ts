@@ -6,7 +6,7 @@ import { getDb } from '../db.ts';
 import { instanceName } from '../instance.ts';
 import { mayUse } from '../payments/orders.ts';
 import type { CallerScope } from '../session.ts';
-import { SWALLOWED_CLICK_DETAIL } from './browser-event.ts';
+import { reason, said } from './reasons.ts';
 import { newRequestId, publishTimelineEvent, viewerOf } from './timeline.ts';
 
 /**
@@ -24,7 +24,7 @@ export async function recordSwallowedClick(orderNo: string, caller: CallerScope)
     instance: instanceName(),
     step: 'pendingUi',
     decision: 'stopped',
-    detail: SWALLOWED_CLICK_DETAIL,
+    ...said(reason('clickSwallowed')),
     durationMs: 0,
     at: Date.now(),
     viewers,

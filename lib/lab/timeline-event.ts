@@ -24,8 +24,13 @@ export type TimelineEvent = {
   step: TimelineStep;
   /** What the step decided: "passed", "stopped", "off", "charged", ... */
   decision: string;
-  /** Why, in words a workshop can read. */
+  /** Why, in words a workshop can read: in English (the API's, the logs'; rendered from `reason` when there is one). */
   detail?: string;
+  /**
+   * Why, as a message of messages/<locale>/timeline.json (`timeline.reasons.<key>`) and its values: the lab
+   * shows it in the reader's language. Absent on events from before reasons were messages: the lab shows `detail`.
+   */
+  reason?: { key: string; values?: Record<string, string | number> };
   durationMs: number;
   at: number;
   /**

@@ -4,6 +4,7 @@ import 'server-only';
 import { createHash, randomBytes } from 'node:crypto';
 import { env } from '../env.ts';
 import { getRedis } from '../redis.ts';
+import { said, type TimelineReason } from './reasons.ts';
 import type { TimelineEvent } from './timeline-event.ts';
 
 export const TIMELINE_KEY = 'lab:timeline';
@@ -50,8 +51,8 @@ export function publishTimelineEvent(event: TimelineEvent): Promise<void> {
 
 export type Lane = {
   requestId: string;
-  /** Records a step that took the time since the previous mark. */
-  mark(step: TimelineEvent['step'], decision: string, detail?: string): void;
+  /** Records a step that took the time since the previous mark, and why (its detail is the reason in English). */
+  mark(step: TimelineEvent['step'], decision: string, why?: TimelineReason): void;
   /** Publishes the marks so far (before a slow step, so the lab shows where a request waits; and at the end). */
   flush(): void;
   /** Shows the lane (its marks from now on) in that caller's lab too: the order's owner. */
@@ -74,9 +75,17 @@ export function startLane(
   let buffered: TimelineEvent[] = [];
   return {
     requestId,
-    mark(step, decision, detail) {
+    mark(step, decision, why) {
       const now = performance.now();
-      buffered.push({ ...base, requestId, step, decision, detail, durationMs: Math.round(now - last), at: Date.now() });
+      buffered.push({
+        ...base,
+        requestId,
+        step,
+        decision,
+        ...(why && said(why)),
+        durationMs: Math.round(now - last),
+        at: Date.now(),
+      });
       last = now;
     },
     flush() {

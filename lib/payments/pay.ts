@@ -40,6 +40,7 @@ import {
 } from '../defences/request-key-record.ts';
 import { env } from '../env.ts';
 import { instanceName, newAttemptId } from '../instance.ts';
+import { reason, type TimelineReason } from '../lab/reasons.ts';
 import { type Faults, LAYERS, type Layer, type Layers } from '../lab/settings.ts';
 import { getLabSettings, getLabSettingsFor, settingsForOrder } from '../lab/settings-store.ts';
 import { type Lane, startLane, viewerOf } from '../lab/timeline.ts';
@@ -180,7 +181,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   lane.mark(
     'request',
     'received',
-    `${request.channel} request for ${amountCents} cents; ${defencesOn(settings.layers)}`,
+    reason('received', { channel: request.channel, cents: amountCents, defences: defencesOn(settings.layers) }),
   );
   // Layer 2's key, as the lab's key strategy makes it (the article's first detail: only `business` holds).
   const keyStrategy = settings.keys.strategy;
@@ -193,7 +194,8 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   const keyName = requestKeyName(caller, requestKey);
   // The payload as the caller sent it: the same key with another amount is a mismatch, not a retry.
   const fingerprint = fingerprintOf({ orderNo, amountCents: request.amountCents ?? amountCents });
-  const keyShown = `key ${shortKey(requestKey)}${keyStrategy === 'business' ? '' : ` (${keyStrategy})`}`;
+  // Layer 2's key as its steps name it: "key <key> (<strategy>)", the strategy only when it is not `business`.
+  const keyShown: KeyShown = { key: shortKey(requestKey), strategy: keyStrategy };
 
   // 1. One-time token: only the request that deletes the page's token may go on.
   if (request.channel === 'browser' || request.checkoutToken !== undefined) {
@@ -211,13 +213,17 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
             ? await peekRequestKey(keyName, fingerprint, { now: now(), leaseMs })
             : undefined;
         if (known) {
-          lane.mark('token', 'spent', 'this token was already used; the request key answers');
+          lane.mark('token', 'spent', reason('tokenSpent'));
           return answerFromKey(known, lane, keyShown);
         }
-        lane.mark('token', 'stopped', 'this page was already submitted, or its token expired or is not this session’s');
+        lane.mark('token', 'stopped', reason('tokenStopped'));
         return { kind: 'already_submitted' };
       }
-      lane.mark('token', 'passed', `consumed ${checkoutTokenKey(orderNo, caller).split(':').slice(0, 3).join(':')}:…`);
+      lane.mark(
+        'token',
+        'passed',
+        reason('tokenConsumed', { token: checkoutTokenKey(orderNo, caller).split(':').slice(0, 3).join(':') }),
+      );
     }
   }
 
@@ -237,7 +243,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
     const decision = await claimRequestKey(name, claim, { now: now(), leaseMs, ttlSeconds });
     switch (decision.kind) {
       case 'claimed':
-        lane.mark('requestKey', 'claimed', `${keyShown}: fence ${decision.fence}, lease ${leaseMs} ms`);
+        lane.mark('requestKey', 'claimed', reason('keyClaimed', { ...keyShown, fence: decision.fence, leaseMs }));
         key = { name, fingerprint, owner: attemptId, fence: decision.fence };
         break;
       case 'replay':
@@ -254,21 +260,17 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
           // The key's own claim paid (its holder died before storing the outcome): this intent's payment.
           const outcome = settled.outcome;
           await completeRequestKey(name, decision.owner, { fingerprint, outcome, existing: false }, ttlSeconds);
-          lane.mark(
-            'requestKey',
-            'stopped',
-            `${keyShown}: its claim is still open, but the order is already ${outcome.status}`,
-          );
+          lane.mark('requestKey', 'stopped', reason('keyAlreadySettled', { ...keyShown, status: outcome.status }));
           return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
         }
-        lane.mark('requestKey', 'stopped', `${keyShown}: the first request is still processing`);
+        lane.mark('requestKey', 'stopped', reason('keyStillProcessing', keyShown));
         return { kind: 'in_progress', answeredBy: 'requestKey' };
       }
       case 'abandoned': {
         // The first request stalled or died past its lease, or its outcome is unknown: take its claim over.
         const fence = await takeOverRequestKey(name, decision.claim, claim, { now: now(), ttlSeconds });
         if (fence === undefined) {
-          lane.mark('requestKey', 'stopped', `${keyShown}: another retry took the abandoned claim over first`);
+          lane.mark('requestKey', 'stopped', reason('keyTakenByAnother', keyShown));
           return { kind: 'in_progress', answeredBy: 'requestKey' };
         }
         key = { name, fingerprint, owner: attemptId, fence };
@@ -277,7 +279,12 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
         lane.mark(
           'requestKey',
           'takeover',
-          `${keyShown}: the first request's ${decision.claim.unknown ? 'outcome is unknown' : 'claim ran past its lease'} (fence ${decision.claim.fence}); now fence ${fence}`,
+          reason('keyTakeover', {
+            ...keyShown,
+            why: decision.claim.unknown ? 'unknown' : 'lease',
+            oldFence: decision.claim.fence,
+            fence,
+          }),
         );
         // With layer 3 or 4 on, the database decides below. Alone, layer 2 asks the bank itself.
         if (!layers.stateMachine && !layers.uniqueConstraint) {
@@ -292,14 +299,15 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   // From here on this request holds the key (when layer 2 is on). Every way out completes the key with
   // a final outcome, keeps it (unknown), or releases it (nothing moved).
   const releaseKey = async () => {
-    if (key && (await releaseRequestKey(key.name, key.owner))) lane.mark('requestKey', 'released', 'nothing moved');
+    if (key && (await releaseRequestKey(key.name, key.owner)))
+      lane.mark('requestKey', 'released', reason('keyReleased'));
   };
   // Before the bank, this attempt may stop without paying. A key it took over from an earlier attempt of
   // the same intent may still be that attempt's charge in doubt: it goes back to "unknown", never away.
   const letGoOfKey = async () => {
     if (!key || !keySeen) return releaseKey();
     if (await markRequestKeyUnknown(key, keySeen.unknownSince ?? now(), options.resultTtlSeconds)) {
-      lane.mark('requestKey', 'unknown', 'kept for the next retry: the earlier attempt’s outcome is not known yet');
+      lane.mark('requestKey', 'unknown', reason('keyKeptUnknown'));
     }
   };
 
@@ -347,7 +355,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   // The pause strikes an attempt that claimed the order, not one recovering it from a stalled attempt.
   const stallMs = tookOver ? 0 : faults.stallBeforeBankMs;
   if (stallMs > 0) {
-    lane.mark('request', 'stalled', `paused ${stallMs} ms holding its claims (lease ${leaseMs} ms)`);
+    lane.mark('request', 'stalled', reason('stalled', { stallMs, leaseMs }));
     lane.flush();
     await new Promise((resolve) => setTimeout(resolve, stallMs));
   }
@@ -365,7 +373,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
       lane.mark(
         hold ? (layers.stateMachine ? 'stateMachine' : 'uniqueConstraint') : 'requestKey',
         'lost',
-        'this attempt stalled past its lease and another one took its claim over',
+        reason('claimLost'),
       );
       await releaseKey();
       return { kind: 'in_progress', answeredBy: answererOf(layers) };
@@ -376,33 +384,29 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   // 5 + 6. The bank, with the bank's key (layer 5) and the claim's fencing token. Which failures release
   // the claims is the article's third detail.
   const bankKey = layers.bankKey ? bankKeyFor(orderNo) : undefined;
-  lane.mark('bankKey', bankKey ? 'sent' : 'off', bankKey ? `Idempotency-Key ${bankKey}` : undefined);
+  lane.mark('bankKey', bankKey ? 'sent' : 'off', bankKey ? reason('bankKeySent', { key: bankKey }) : undefined);
   if (faults.bankLatencyMs > 0) lane.flush(); // the lab shows this request waiting at a slow bank
   let outcome: PaymentOutcome;
   let replayed = false;
   try {
     const charge = await chargeCard({ merchantRef: orderNo, amountCents, idempotencyKey: bankKey, fence }, faults, now);
     replayed = charge.replayed;
-    if (replayed) lane.mark('bankKey', 'stopped', `the bank returned its first charge for this key, ${charge.id}`);
-    else lane.mark('bank', 'charged', `charge ${charge.id}${fence ? ` (fence ${fence.token})` : ''}`);
+    if (replayed) lane.mark('bankKey', 'stopped', reason('bankReplayed', { charge: charge.id }));
+    else lane.mark('bank', 'charged', reason('bankCharged', { charge: charge.id, fence: fence?.token ?? 'none' }));
     outcome = outcomeFromCharge(orderNo, charge);
   } catch (error) {
     if (error instanceof BankDeclinedError) {
-      lane.mark('bank', 'declined', error.reason);
+      lane.mark('bank', 'declined', declineReason(error.reason));
       outcome = { status: 'DECLINED', orderNo, amountCents, reason: error.reason };
     } else if (error instanceof BankUnavailableError) {
       // Failed before any money moved: release everything, so the customer may simply try again.
-      lane.mark('bank', 'failed', 'the bank failed before charging');
+      lane.mark('bank', 'failed', reason('bankFailed'));
       if (hold) await releaseClaim(hold);
       await releaseKey();
       return { kind: 'failed_retryable', reason: 'The bank could not be reached. Nothing was charged.' };
     } else if (error instanceof BankFencedError) {
       // The bank refused a stale token: another attempt holds the claim now. Nothing moved by this one.
-      lane.mark(
-        'bank',
-        'fenced',
-        `fence ${error.fence.token} is stale: another attempt took the claim over; nothing charged`,
-      );
+      lane.mark('bank', 'fenced', reason('bankFenced', { fence: error.fence.token }));
       await releaseKey();
       return { kind: 'in_progress', answeredBy: answererOf(layers) };
     } else {
@@ -410,11 +414,7 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
       // charged. Ask the bank at once, under this attempt's own fence: a charge it has is the outcome, and
       // this request answers with it (docs/decisions/014-answers-in-doubt.md). No charge (yet): keep every
       // claim, so no retry can charge again, and let reconciliation ask again.
-      lane.mark(
-        error instanceof BankKeyInUseError ? 'bankKey' : 'bank',
-        'unknown',
-        error instanceof Error ? error.message : 'the bank call failed',
-      );
+      lane.mark(error instanceof BankKeyInUseError ? 'bankKey' : 'bank', 'unknown', unknownReason(error));
       await at?.('pay.confirm');
       const confirmed =
         error instanceof BankTimeoutError && fence
@@ -424,17 +424,13 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
             )
           : undefined;
       if (!confirmed) {
-        lane.mark('bank', 'unknown', 'asked at once: no charge yet; the claims stay until the bank is sure');
+        lane.mark('bank', 'unknown', reason('bankNoChargeYet'));
         const since = now();
         if (hold) await keepClaimUnknown(hold, new Date(since)).catch(() => {});
         if (key) await markRequestKeyUnknown(key, since, options.resultTtlSeconds).catch(() => false);
         return { kind: 'in_progress', answeredBy: 'bank' };
       }
-      lane.mark(
-        'bank',
-        'confirmed',
-        `asked at once: the bank has charge ${confirmed.id} (it timed out after charging)`,
-      );
+      lane.mark('bank', 'confirmed', reason('bankConfirmed', { charge: confirmed.id }));
       outcome = outcomeFromCharge(orderNo, confirmed);
     }
   }
@@ -447,19 +443,14 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
   // reconciler settles the order from the bank; the customer still gets the outcome we know.
   await recordOutcome(outcome, hold, layers).then(
     (recorded) => {
-      if (!recorded) lane.mark('outcome', 'late', 'another attempt took the claim over; the reconciler records it');
+      if (!recorded) lane.mark('outcome', 'late', reason('outcomeLate'));
     },
     (error: Error) => console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
   );
   if (key) {
     const done = { fingerprint: key.fingerprint, outcome, existing: replayed };
     await completeRequestKey(key.name, key.owner, done, options.resultTtlSeconds).then(
-      (stored) =>
-        lane.mark(
-          'requestKey',
-          stored ? 'completed' : 'late',
-          stored ? 'outcome stored for 24 h' : 'another attempt holds the key',
-        ),
+      (stored) => lane.mark('requestKey', stored ? 'completed' : 'late', reason(stored ? 'keyCompleted' : 'keyLate')),
       (error: Error) => console.error(`[pay] ${orderNo}: outcome not stored in Redis (${error.message})`),
     );
   }
@@ -469,33 +460,46 @@ async function runPipeline(request: PayRequest, options: PayOptions, lane: Lane)
 }
 
 /** What layer 2 answers from a key that already holds something: its first outcome, or a mismatch. */
-function answerFromKey(decision: ClaimDecision, lane: Lane, keyShown: string): Result {
+function answerFromKey(decision: ClaimDecision, lane: Lane, keyShown: KeyShown): Result {
   switch (decision.kind) {
     case 'replay': {
       const outcome = parseOutcome(decision.outcome);
       if (!outcome) break;
-      lane.mark('requestKey', 'stopped', `${keyShown}: replayed the stored outcome (${outcome.status})`);
+      lane.mark('requestKey', 'stopped', reason('keyReplayed', { ...keyShown, status: outcome.status }));
       return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: decision.existing };
     }
     case 'mismatch':
-      lane.mark(
-        'requestKey',
-        'stopped',
-        `${keyShown}: this key was used ${decision.usedOn ? `on ${decision.usedOn}` : 'with a different payload'}`,
-      );
+      lane.mark('requestKey', 'stopped', reason('keyMismatch', { ...keyShown, usedOn: decision.usedOn || 'none' }));
       return { kind: 'mismatch', usedOn: decision.usedOn };
     default:
-      lane.mark('requestKey', 'stopped', `${keyShown}: the first request is still processing`);
+      lane.mark('requestKey', 'stopped', reason('keyStillProcessing', keyShown));
       return { kind: 'in_progress', answeredBy: 'requestKey' };
   }
-  lane.mark('requestKey', 'stopped', `${keyShown}: a stored outcome could not be read`);
+  lane.mark('requestKey', 'stopped', reason('keyUnreadable', keyShown));
   return { kind: 'in_progress', answeredBy: 'requestKey' };
 }
 
-/** The switches a request ran under, as the room's view counts them: "defences on: 0 1 2 3 4 5". */
+/** The switches a request ran under, as the room's view counts them ("defences on: 0 1 2 3 4 5"): "0 1 2", "none". */
 function defencesOn(layers: Layers): string {
   const on = (['pendingUi', ...LAYERS] as const).flatMap((layer, number) => (layers[layer] ? [number] : []));
-  return `defences on: ${on.length > 0 ? on.join(' ') : 'none'}`;
+  return on.length > 0 ? on.join(' ') : 'none';
+}
+
+/** Layer 2's key as a step's reason names it (timeline.json `key…` reasons). */
+type KeyShown = { key: string; strategy: string };
+
+/** The bank's word for a declined card, as a reason (the simulated bank has one). */
+function declineReason(why: string): TimelineReason {
+  return why === 'insufficient funds' ? reason('bankDeclinedFunds') : reason('bankDeclined', { reason: why });
+}
+
+/** Why the bank's answer is unknown: its error's message, in words the lab can translate. */
+function unknownReason(error: unknown): TimelineReason {
+  if (error instanceof BankTimeoutError) {
+    return error.afterMs > 0 ? reason('bankTimeout', { ms: error.afterMs }) : reason('bankAnswerLost');
+  }
+  if (error instanceof BankKeyInUseError) return reason('bankKeyInUse', { key: error.idempotencyKey });
+  return error instanceof Error ? reason('bankError', { message: error.message }) : reason('bankCallFailed');
 }
 
 /** Who answers "in progress" for an attempt that lost its claim: the layer that held it. */
@@ -535,8 +539,9 @@ async function claimInDatabase(
           : await claimOrder(db, orderNo, attemptId, at)
         : await insertPaymentDedupRow(db, orderNo, attemptId, at);
       if (fence !== undefined) {
-        if (layers.stateMachine) lane.mark('stateMachine', 'claimed', `PENDING → PROCESSING (1 row), fence ${fence}`);
-        if (layers.uniqueConstraint) lane.mark('uniqueConstraint', 'inserted', `(PAYMENT, ${orderNo}), fence ${fence}`);
+        if (layers.stateMachine) lane.mark('stateMachine', 'claimed', reason('dbClaimed', { fence }));
+        if (layers.uniqueConstraint)
+          lane.mark('uniqueConstraint', 'inserted', reason('dedupInserted', { orderNo, fence }));
         return { kind: 'held', hold: { orderNo, attemptId, fence }, tookOver: false };
       }
       layer = 'stateMachine';
@@ -554,13 +559,13 @@ async function claimInDatabase(
       at: options.at,
       publish: options.publish,
     });
-    const why = layer === 'stateMachine' ? '0 rows' : 'unique violation (P2002)';
+    // What the statement said (the reasons' "0 rows", "unique violation (P2002)"): the layer that said it.
     switch (answer.kind) {
       case 'settled':
         lane.mark(
           layer,
           'stopped',
-          `${why}: ${answer.found ? 'the first attempt’s claim was dead; the bank has its charge' : `already ${answer.outcome.status}`}`,
+          reason('dbSettled', { layer, found: answer.found ? 'yes' : 'no', status: answer.outcome.status }),
         );
         // Found by the reconciler: the dead claim's own charge, answered as its replay. Else the order was
         // already settled, by another intent as far as this request can tell.
@@ -574,14 +579,10 @@ async function claimInDatabase(
           },
         };
       case 'resumed':
-        lane.mark(
-          layer,
-          'takeover',
-          `${why}, but the first attempt's claim was dead: taken over, fence ${answer.hold.fence}`,
-        );
+        lane.mark(layer, 'takeover', reason('dbTakeover', { layer, fence: answer.hold.fence }));
         return { kind: 'held', hold: answer.hold, tookOver: true };
       case 'waiting':
-        lane.mark(layer, 'stopped', `${why}: the first attempt's outcome is being confirmed with the bank`);
+        lane.mark(layer, 'stopped', reason('dbConfirming', { layer }));
         return {
           kind: 'answered',
           result: {
@@ -597,7 +598,7 @@ async function claimInDatabase(
       case 'running':
         break;
     }
-    lane.mark(layer, 'stopped', `${why}: the first request is still processing`);
+    lane.mark(layer, 'stopped', reason('dbStillProcessing', { layer }));
     return { kind: 'answered', result: { kind: 'in_progress', answeredBy: layer } };
   }
 }
@@ -624,38 +625,38 @@ async function recoverRequestKey(
     await recordOutcome(outcome, undefined, context.layers);
     const done = { fingerprint: key.fingerprint, outcome, existing: false };
     await completeRequestKey(key.name, key.owner, done, options.resultTtlSeconds);
-    lane.mark('requestKey', 'stopped', `the bank has charge ${verdict.charge.id} for this key`);
+    lane.mark('requestKey', 'stopped', reason('keyBankHasCharge', { charge: verdict.charge.id }));
     return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
   }
   if (verdict.kind === 'nothing' || context.layers.bankKey) {
-    lane.mark('requestKey', 'resumed', 'the bank has no charge for this key and none can land: this request pays');
+    lane.mark('requestKey', 'resumed', reason('keyResumed'));
     return undefined;
   }
   await markRequestKeyUnknown(key, seen.unknownSince ?? askedAt, options.resultTtlSeconds);
-  lane.mark('requestKey', 'stopped', 'no charge yet, but the bank saw the first request: a charge may still land');
+  lane.mark('requestKey', 'stopped', reason('keyMayLand'));
   return {
     kind: 'in_progress',
     answeredBy: 'requestKey',
   };
 }
 
-function summarize(result: Result): string {
+function summarize(result: Result): TimelineReason {
   switch (result.kind) {
     case 'completed':
-      return `this request ${result.outcome.status === 'PAID' ? 'charged the card' : 'was declined'}`;
+      return reason('outcomeCompleted', { status: result.outcome.status });
     case 'duplicate':
-      return `duplicate: answered with the first outcome (${result.outcome.status}) by ${result.answeredBy}`;
+      return reason('outcomeDuplicate', { status: result.outcome.status, answeredBy: result.answeredBy });
     case 'in_progress':
-      return `in progress (${result.answeredBy})`;
+      return reason('outcomeInProgress', { answeredBy: result.answeredBy });
     case 'already_submitted':
-      return 'already submitted';
+      return reason('outcomeAlreadySubmitted');
     case 'mismatch':
-      return 'key reused with a different payload';
+      return reason('outcomeMismatch');
     case 'failed_retryable':
-      return 'failed before charging; claims released';
+      return reason('outcomeFailedRetryable');
     case 'order_not_found':
-      return 'no such order';
+      return reason('outcomeNoOrder');
     case 'amount_mismatch':
-      return `amount differs from the order's ${result.orderAmountCents} cents`;
+      return reason('outcomeAmountMismatch', { cents: result.orderAmountCents });
   }
 }

@@ -12,6 +12,7 @@ import { getDb } from '../db.ts';
 import { type AfterBank, type ClaimState, judgeBankAnswer, judgeClaim } from '../defences/fencing.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { bootPrefix, instanceName, newAttemptId } from '../instance.ts';
+import { reason, type TimelineReason } from '../lab/reasons.ts';
 import { getLabSettings, getLabSettingsFor, settingsForOrder } from '../lab/settings-store.ts';
 import { startLane, viewerOf } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
@@ -90,8 +91,8 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
     { orderNo, channel: 'reconciler', instance: instanceName(), viewers: view.owner ? [viewerOf(view.owner)] : [] },
     options.publish,
   );
-  const done = (result: Reconciled, decision: string, detail: string): Reconciled => {
-    lane.mark('reconcile', decision, detail);
+  const done = (result: Reconciled, decision: string, why: TimelineReason): Reconciled => {
+    lane.mark('reconcile', decision, why);
     lane.flush();
     return result;
   };
@@ -103,7 +104,11 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
   lane.mark(
     'reconcile',
     'takeover',
-    `${claim.holder === null ? 'an unknown outcome nobody held' : 'a claim past its lease'} (fence ${claim.fence}); now fence ${hold.fence}`,
+    reason('reconcileTakeover', {
+      holder: claim.holder === null ? 'none' : 'dead',
+      oldFence: claim.fence,
+      fence: hold.fence,
+    }),
   );
 
   // 2. Ask the bank, under the new token.
@@ -120,33 +125,34 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
       ? done(
           { kind: 'settled', outcome, found: true },
           'charged',
-          `the bank has charge ${verdict.charge.id}: the order is PAID`,
+          reason('reconcileCharged', { charge: verdict.charge.id }),
         )
-      : done({ kind: 'running' }, 'lost', 'another actor took the claim over meanwhile');
+      : done({ kind: 'running' }, 'lost', reason('reconcileLost'));
   }
   const payer = options.payer;
   if (verdict.kind === 'nothing' || (verdict.kind === 'wait' && payer?.bankKey)) {
+    // Why nothing can be charged twice (timeline.json's reconcile reasons word each).
     const why =
       verdict.kind === 'nothing'
         ? previousToken === null || previousToken < claim.fence
-          ? 'the bank has no charge and never saw the dead claim: nothing moved, nothing can land'
-          : 'the bank has no charge, and its settlement window has passed: nothing moved'
-        : 'no charge yet, but this payment sends the bank’s key: the bank returns whatever lands';
+          ? 'neverSeen' // the bank has no charge and never saw the dead claim
+          : 'windowPassed' // no charge, and the settlement window has passed
+        : 'bankKey'; // no charge yet, but this payment sends the bank's key: the bank returns whatever lands
     if (payer) {
       return (await resumeTakenClaim(hold, new Date(now())))
-        ? done({ kind: 'resumed', hold }, 'resumed', `${why}; this request pays`)
-        : done({ kind: 'running' }, 'lost', 'another actor took the claim over meanwhile');
+        ? done({ kind: 'resumed', hold }, 'resumed', reason('reconcileResumed', { why }))
+        : done({ kind: 'running' }, 'lost', reason('reconcileLost'));
     }
     return (await releaseTakenClaim(hold))
-      ? done({ kind: 'released' }, 'released', `${why}; the order may be paid again`)
-      : done({ kind: 'running' }, 'lost', 'another actor took the claim over meanwhile');
+      ? done({ kind: 'released' }, 'released', reason('reconcileReleased', { why }))
+      : done({ kind: 'running' }, 'lost', reason('reconcileLost'));
   }
   const until = verdict.kind === 'wait' ? verdict.until : askedAt;
   await leaveClaimInDoubt(hold, new Date(claim.unknownSince ?? askedAt));
   return done(
     { kind: 'waiting', retryAfterMs: Math.max(0, until - askedAt) },
     'waiting',
-    `no charge yet, but the bank saw the claim's token: a charge may still land until ${new Date(until).toISOString().slice(11, 19)} (settlement window)`,
+    reason('reconcileWaiting', { until: new Date(until).toISOString().slice(11, 19) }),
   );
 }
 

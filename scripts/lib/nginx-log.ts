@@ -1,5 +1,6 @@
 // nginx's access log (one JSON object per POST, nginx-config.ts) as the timeline's gateway lane: one event
 // per attempt, naming the instance, what it did, and why the gateway moved on. Pure.
+import { reason, said } from '../../lib/lab/reasons.ts';
 import type { TimelineEvent } from '../../lib/lab/timeline-event.ts';
 import type { Upstream } from './nginx-config.ts';
 
@@ -53,10 +54,6 @@ export function gatewayLane(entry: AccessLogEntry, upstreams: Upstream[], timeou
     const answered = headerTimes[index] !== undefined && headerTimes[index] !== '-';
     const decision = answered ? 'answered' : status === '504' ? 'timeout' : 'failed';
     const last = attempt === addresses.length;
-    const why =
-      decision === 'answered'
-        ? `${instance} answered ${status}`
-        : `${instance}: ${decision === 'timeout' ? `no answer within ${timeoutMs} ms` : 'instance failed (connection refused or closed)'}${last ? '' : '; retrying on the next instance'}`;
     const event: TimelineEvent = {
       requestId,
       orderNo: entry.order_no,
@@ -64,7 +61,20 @@ export function gatewayLane(entry: AccessLogEntry, upstreams: Upstream[], timeou
       instance,
       step: 'gateway',
       decision,
-      detail: `${entry.method} ${entry.uri} · attempt ${attempt}: ${why}${last && !answered ? `; the caller gets ${entry.status}` : ''}`,
+      // What the instance did, why the gateway moved on, and what the caller got when no instance answered.
+      ...said(
+        reason('gatewayAttempt', {
+          method: entry.method,
+          uri: entry.uri,
+          attempt,
+          instance,
+          result: decision,
+          status,
+          timeoutMs,
+          last: last ? 'yes' : 'no',
+          callerGets: last && !answered ? entry.status : 'none',
+        }),
+      ),
       durationMs,
       at: startedAt + offsetMs,
     };

@@ -64,7 +64,14 @@ describe('exposed to a room', () => {
     expectProblem(await send(url('/api/lab/config?scope=global'), { method: 'PUT', headers: json, body: patch }), 401);
     const room = await send(url('/lab/room'));
     expect(room.text).toContain('Open the room');
-    expect(room.text).not.toContain('Attendees paying');
+    // Not the room's view: its counters are not drawn. (Their labels are in every page's messages, the
+    // language's words for the client components, so the test looks for the rendered counter, not its label.)
+    expect(room.text).not.toContain('data-testid="attendees"');
+    // The same door in Chinese, for a browser that asks for it.
+    const zh = await send(url('/lab/room'), { headers: { 'accept-language': 'zh-CN,zh;q=0.9' } });
+    expect(zh.text).toContain('<html lang="zh-CN"');
+    expect(zh.text).toContain('打开全场视图');
+    expect(zh.text).not.toContain('data-testid="attendees"');
 
     // The presenter may; the global settings change.
     const global = await send(url('/api/lab/config'), {

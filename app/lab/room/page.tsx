@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import { cookies, headers } from 'next/headers';
 import { notFound } from 'next/navigation';
+import { getTranslations } from 'next-intl/server';
 import { env } from '@/lib/env';
 import { isExposed, isPresenter } from '@/lib/http/presenter';
 import { readRoom } from '@/lib/lab/room';
@@ -11,7 +12,9 @@ import { LabConsole } from '../lab-console';
 import { RefreshEvery } from './refresh';
 import { PresenterSignIn } from './sign-in';
 
-export const metadata: Metadata = { title: 'The room' };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations('lab.room'))('title') };
+}
 export const dynamic = 'force-dynamic';
 
 /**
@@ -20,52 +23,57 @@ export const dynamic = 'force-dynamic';
  */
 export default async function RoomPage() {
   if (!env().LAB_ENABLED) notFound();
+  const t = await getTranslations('lab.room');
   const request = { headers: await headers(), cookies: await cookies() };
   if (!isPresenter(request)) {
     return (
       <>
-        <h1>The room</h1>
+        <h1>{t('title')}</h1>
         <p>
-          This demo is open to a network: the room’s view and its global settings are the presenter’s.
-          {env().LAB_SECRET ? '' : ' This server has no LAB_SECRET, so nobody can open it.'}
+          {t('presenterOnly')}
+          {env().LAB_SECRET ? null : <> {t.rich('noSecret', { code: (chunks) => <code>{chunks}</code> })}</>}
         </p>
         {env().LAB_SECRET ? <PresenterSignIn /> : null}
       </>
     );
   }
   const [room, settings, events] = await Promise.all([readRoom(), getLabSettings(), readTimeline(undefined, 200)]);
+  const none = (await getTranslations('lab.console'))('none');
   return (
     <>
-      <h1>The room</h1>
+      <h1>{t('title')}</h1>
       <RefreshEvery ms={3_000} />
       <section className="card room-summary" aria-labelledby="room-title">
-        <h2 id="room-title">Right now</h2>
+        <h2 id="room-title">{t('rightNow')}</h2>
         <dl className="facts">
-          <dt>Attendees paying</dt>
+          <dt>{t('attendees')}</dt>
           <dd data-testid="attendees">{room.attendees}</dd>
-          <dt>Payment requests</dt>
+          <dt>{t('requests')}</dt>
           <dd>{room.requests}</dd>
-          <dt>Orders charged more than once</dt>
+          <dt>{t('doubleCharged')}</dt>
           <dd data-testid="double-charges">{room.doubleCharges.length}</dd>
         </dl>
         {room.doubleCharges.length > 0 ? (
           <table className="matrix">
-            <caption>Double charges, newest first, and the defences their requests ran with (0-5)</caption>
+            <caption>{t('doubleCharges')}</caption>
             <thead>
               <tr>
-                <th scope="col">Order</th>
-                <th scope="col">Charges</th>
-                <th scope="col">Defences on</th>
+                <th scope="col">{t('order')}</th>
+                <th scope="col">{t('charges')}</th>
+                <th scope="col">{t('defencesOn')}</th>
               </tr>
             </thead>
             <tbody>
               {room.doubleCharges.slice(0, 20).map((order) => (
                 <tr key={order.orderNo}>
-                  <th scope="row" className="mono">
+                  <th scope="row" className="mono" translate="no">
                     {order.orderNo}
                   </th>
                   <td>{order.charges}</td>
-                  <td>{order.defences.join('; ') || 'unknown'}</td>
+                  <td>
+                    {order.defences.map((on) => (on === 'none' ? none : on)).join(t('defencesSeparator')) ||
+                      t('unknown')}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -73,8 +81,8 @@ export default async function RoomPage() {
         ) : null}
       </section>
       <p>
-        {isExposed() ? 'The demo is open to the network. ' : ''}The switches below are the <strong>global</strong>{' '}
-        settings: every attendee starts from them until they change their own lab. The timeline shows everyone’s lanes.
+        {isExposed() ? `${t('exposed')} ` : ''}
+        {t.rich('global', { strong: (chunks) => <strong>{chunks}</strong> })}
       </p>
       <LabConsole
         scope="room"
