@@ -5,7 +5,16 @@ import path from 'node:path';
 import { ROOT } from './paths.ts';
 
 const NEXT_BIN = path.join(ROOT, 'node_modules/next/dist/bin/next');
-const SOURCES = ['app', 'lib', 'messages', 'public', 'proxy.ts', 'instrumentation.ts', 'next.config.ts', 'package-lock.json'];
+const SOURCES = [
+  'app',
+  'lib',
+  'messages',
+  'public',
+  'proxy.ts',
+  'instrumentation.ts',
+  'next.config.ts',
+  'package-lock.json',
+];
 
 function newestMtime(entry: string): number {
   const full = path.join(ROOT, entry);
