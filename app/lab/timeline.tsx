@@ -389,6 +389,7 @@ function EndStep({ event, plan }: { event: StoredEvent; plan: LanePlan<StoredEve
         <ol className={styles.consequences} aria-label={t('then')}>
           {plan.consequences.map((after) => (
             <li key={after.id} data-step={after.step} data-decision={after.decision} data-consequence="true">
+              <span className={styles.then}>{t('thenPrefix')}</span>
               {stepName(after.step)} {words.decision(after.decision)}
               {after.detail ? (
                 <>
