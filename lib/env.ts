@@ -1,6 +1,7 @@
 // The one place that reads process.env. Every variable is validated here; an invalid value stops
 // start-up with one line per variable that names it and says what is wrong (see .env.example).
 import { z } from 'zod';
+import { clusterUrlProblem, isRedisClusterUrl } from './redis-cluster-url.ts';
 
 const urlWithProtocol = (protocols: readonly string[]) =>
   z.string().refine(
@@ -49,8 +50,19 @@ export const EnvSchema = z.object({
   SESSION_SECRET: z.string().min(32).optional(),
   /** PostgreSQL. Unset: `npm run demo` starts its own embedded server. */
   DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).optional(),
-  /** Redis. Unset: `npm run demo` starts its own redis-server. */
-  REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).optional(),
+  /**
+   * Redis. Unset: `npm run demo` starts its own redis-server. A Redis Cluster: `redis-cluster://host:port,host:port`
+   * (seed nodes; `rediss-cluster://` for TLS, `user:password@` before the hosts), see lib/redis-cluster-url.ts.
+   */
+  REDIS_URL: z
+    .string()
+    .superRefine((value, context) => {
+      const problem = isRedisClusterUrl(value)
+        ? clusterUrlProblem(value)
+        : urlWithProtocol(['redis:', 'rediss:']).safeParse(value).error?.issues[0]?.message;
+      if (problem) context.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
   /** Where the embedded services keep their data (git-ignored). */
   DATA_DIR: z.string().min(1).default('.data'),
   /** Ports of the embedded services that `npm run demo` starts (non-default, to leave yours alone). */
