@@ -1,26 +1,57 @@
 import 'server-only';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { Cluster, type Command, Redis } from 'ioredis';
 import { requireEnv } from './env.ts';
+import { isRedisClusterUrl, parseRedisClusterUrl } from './redis-cluster-url.ts';
 
-function createRedisClient(): Redis {
-  const client = new Redis(requireEnv('REDIS_URL'), {
-    // Give up on a command after one reconnection attempt or two seconds, so that a Redis outage
-    // turns into a fast, clear error instead of requests piling up.
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2_000,
-    commandTimeout: 2_000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+/** One Redis server, or a Redis Cluster (REDIS_URL `redis-cluster://…`): the same commands, routed by key slot. */
+export type RedisClient = Redis | Cluster;
+
+// Give up on a command after one reconnection attempt or two seconds, so that a Redis outage
+// turns into a fast, clear error instead of requests piling up.
+const COMMAND_TIMEOUT_MS = 2_000;
+const CONNECTION = { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: COMMAND_TIMEOUT_MS };
+const retryStrategy = (attempt: number) => Math.min(attempt * 200, 2_000);
+
+/**
+ * A cluster client whose every command has the same two-second deadline as on one server. ioredis arms a
+ * command's timer only once a node's connection takes it; while the whole cluster is unreachable the cluster
+ * client queues commands and would keep them until it reconnects, so a payment would hang instead of being
+ * refused at once (decision 010). The timer is armed here, before any queue; a node does not arm it twice.
+ */
+class DeadlineCluster extends Cluster {
+  override sendCommand(command: Command, ...rest: unknown[]): unknown {
+    command.setTimeout(COMMAND_TIMEOUT_MS);
+    return (super.sendCommand as (...args: unknown[]) => unknown)(command, ...rest);
+  }
+}
+
+/** A client for REDIS_URL's server or cluster (decision 020), with the project's timeouts and retries. */
+export function connectRedis(url: string): RedisClient {
+  if (!isRedisClusterUrl(url)) return new Redis(url, { ...CONNECTION, retryStrategy });
+  const { nodes, username, password, tls } = parseRedisClusterUrl(url);
+  return new DeadlineCluster(nodes, {
+    // Each node's connection: the same limits as one server's (a node's reconnection is the cluster's job).
+    redisOptions: { ...CONNECTION, username, password, ...(tls ? { tls: {} } : {}) },
+    clusterRetryStrategy: retryStrategy,
+    // Ready once CLUSTER INFO says cluster_state:ok, not when a first node answers.
+    enableReadyCheck: true,
+    // A command caught by a resharding or a failover is redirected a few times, never for longer than its deadline.
+    maxRedirections: 6,
   });
+}
+
+function createRedisClient(): RedisClient {
+  const client = connectRedis(requireEnv('REDIS_URL'));
   client.on('error', (error: Error) => console.error(`[redis] ${error.message}`));
   return client;
 }
 
-const globalForRedis = globalThis as unknown as { redis?: Redis };
+const globalForRedis = globalThis as unknown as { redis?: RedisClient };
 
 /** The process's one Redis client (created on first use, like the database client). */
-export function getRedis(): Redis {
+export function getRedis(): RedisClient {
   globalForRedis.redis ??= createRedisClient();
   return globalForRedis.redis;
 }
@@ -37,7 +68,7 @@ export function readLua(name: string, file: string, numberOfKeys: number): LuaSc
 }
 
 /** The client, with these scripts defined on it (each only once). */
-export function redisWith(...scripts: LuaScript[]): Redis {
+export function redisWith(...scripts: LuaScript[]): RedisClient {
   const client = getRedis();
   for (const script of scripts) {
     if (!(script.name in client)) {

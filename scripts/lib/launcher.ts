@@ -10,12 +10,12 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { env } from '../../lib/env.ts';
 import { ownAddresses } from '../../lib/http/hosts.ts';
 import { isExposed } from '../../lib/http/presenter.ts';
 import { DEFAULT_LAB_SETTINGS, type GatewaySettings, parseStoredLabSettings } from '../../lib/lab/settings.ts';
 import type { TimelineEvent } from '../../lib/lab/timeline-event.ts';
+import { connectRedis, type RedisClient } from '../../lib/redis.ts';
 import { startGateway } from './gateway.ts';
 import { applyMigrations } from './migrations.ts';
 import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './next-app.ts';
@@ -76,7 +76,7 @@ export async function launch(plan: Plan): Promise<void> {
 
   const children: Supervised[] = [];
   let gateway: { close(): Promise<void> } | undefined;
-  let redis: Redis | undefined;
+  let redis: RedisClient | undefined;
   let stopping = false;
   const shutdown = async (why: string) => {
     if (stopping) return;
@@ -132,7 +132,7 @@ export async function launch(plan: Plan): Promise<void> {
     await Promise.all(plan.apps.map((app, i) => waitForApp(app.port, 60_000, children[i]?.current())));
 
     if (plan.gatewayPort !== undefined) {
-      redis = new Redis(services.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 });
+      redis = connectRedis(services.redisUrl); // one server, or a Redis Cluster (decision 020)
       redis.on('error', () => {});
       const settings = await gatewaySettingsFrom(redis);
       gateway = await startGateway({
@@ -175,7 +175,7 @@ function startWorker(workerEnv: NodeJS.ProcessEnv) {
 }
 
 /** The gateway's timeout and retries are lab settings: read from Redis every second, like every instance. */
-async function gatewaySettingsFrom(redis: Redis): Promise<{ current: GatewaySettings }> {
+async function gatewaySettingsFrom(redis: RedisClient): Promise<{ current: GatewaySettings }> {
   const holder = { current: DEFAULT_LAB_SETTINGS.gateway };
   const read = async () => {
     holder.current = parseStoredLabSettings(await redis.get('lab:config').catch(() => null)).gateway;
