@@ -82,7 +82,11 @@ async function stopWithCtrlC(run: Launch): Promise<Array<{ pid: number; command:
   const started = await descendants(run.child.pid ?? -1);
   run.child.kill('SIGINT');
   expect(await run.exited).toBe(0);
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // A helper that exits a moment after the launcher (tsx's esbuild service, on a busy machine) is not left
+  // running: give them up to 3 s, then report whatever is still alive.
+  for (let waited = 0; waited < 3_000 && started.some((process) => alive(process.pid)); waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   return started.filter((process) => alive(process.pid));
 }
 
