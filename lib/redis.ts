@@ -37,8 +37,6 @@ export function connectRedis(url: string): RedisClient {
     clusterRetryStrategy: retryStrategy,
     // Ready once CLUSTER INFO says cluster_state:ok, not when a first node answers.
     enableReadyCheck: true,
-    // A command caught by a resharding or a failover is redirected a few times, never for longer than its deadline.
-    maxRedirections: 6,
   });
 }
 

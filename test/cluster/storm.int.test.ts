@@ -117,6 +117,12 @@ describe('the app on a Redis Cluster', () => {
     const charges = await chargesPerOrder(orderNos);
     expect([...charges].filter(([, n]) => n !== 1)).toEqual([]);
 
+    // The lab's timeline, a stream on the cluster, shows the storm's lanes.
+    const timeline = (await send(`${running().url}/api/lab/timeline?scope=room`)).json() as {
+      events: Array<{ orderNo: string }>;
+    };
+    expect(timeline.events.some((event) => orderNos.includes(event.orderNo))).toBe(true);
+
     // The request keys are spread over the primaries: the app really used the slots of all three.
     const cluster = connectRedis(redisUrl) as Cluster;
     try {
