@@ -7,9 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { ALL_ON, newOrder, testPayOptions } from '../../test/payments.ts';
 import { getDb } from '../db.ts';
 import { pay } from '../payments/pay.ts';
+import { getRedis } from '../redis.ts';
 import { clientScope } from '../session.ts';
-import { consumeReceipts, ensureReceiptsGroup, RECLAIM_IDLE_MS } from './receipts.ts';
-import { relayOutbox } from './relay.ts';
+import { consumeReceipts, ensureReceiptsGroup, RECEIPTS_GROUP, RECLAIM_IDLE_MS } from './receipts.ts';
+import { EVENTS_STREAM, relayOutbox } from './relay.ts';
 
 class ConsumerDied extends Error {}
 
@@ -22,55 +23,85 @@ async function paidOrder(): Promise<string> {
   return orderNo;
 }
 
-/** Relays until this order's event is on the stream (other files' rows may go first), and returns its id. */
-async function relayed(orderNo: string): Promise<string> {
-  for (let round = 0; round < 100; round++) {
-    const row = await getDb().outboxEvent.findFirstOrThrow({ where: { key: orderNo }, select: { streamId: true } });
-    if (row.streamId) return row.streamId;
-    await relayOutbox();
+/** Keeps doing `step` until `done` says so, for at most a minute (the other files' events may come first). */
+async function until(what: string, done: () => Promise<boolean>, step: () => Promise<unknown>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await step();
   }
-  throw new Error(`the outbox row of ${orderNo} was never published`);
+}
+
+/**
+ * Relays until this order's event is on the stream, and returns its id. The other test files' rows go first
+ * (the relay takes the oldest); small batches keep each transaction short on a busy machine.
+ */
+async function relayed(orderNo: string): Promise<string> {
+  const streamIdOf = async () =>
+    (await getDb().outboxEvent.findFirstOrThrow({ where: { key: orderNo }, select: { streamId: true } })).streamId;
+  await until(
+    `the outbox row of ${orderNo} to be published`,
+    async () => (await streamIdOf()) !== null,
+    () => relayOutbox(20),
+  );
+  return (await streamIdOf()) as string;
+}
+
+/** The consumers a stream entry is pending with in the group: delivered, not yet acknowledged (XPENDING). */
+async function pendingWith(streamId: string): Promise<string[]> {
+  const pending = (await getRedis().xpending(EVENTS_STREAM, RECEIPTS_GROUP, streamId, streamId, 1)) as Array<
+    [id: string, consumer: string, idleMs: number, deliveries: number]
+  >;
+  return pending.map(([, consumer]) => consumer);
 }
 
 const receiptsOf = (orderNo: string) => getDb().receipt.findMany({ where: { orderNo }, select: { consumer: true } });
 
 describe('events: outbox → Redis stream → the send-receipt consumer group', () => {
-  it('publishes a paid order’s event once, and the group delivers it: one receipt', async () => {
+  it('publishes a paid order’s event once, and the group delivers it: one receipt', { timeout: 150_000 }, async () => {
     const orderNo = await paidOrder();
     const streamId = await relayed(orderNo);
     expect(streamId).toMatch(/^\d+-\d+$/);
     await ensureReceiptsGroup();
     await ensureReceiptsGroup(); // BUSYGROUP is "already there", not an error
     const consumer = `rcpt-${randomBytes(3).toString('hex')}`;
-    for (let round = 0; round < 50 && (await receiptsOf(orderNo)).length === 0; round++) {
-      await consumeReceipts(consumer, { blockMs: 100 });
-    }
+    await until(
+      `the receipt of ${orderNo}`,
+      async () => (await receiptsOf(orderNo)).length > 0,
+      () => consumeReceipts(consumer, { blockMs: 100 }),
+    );
     expect(await receiptsOf(orderNo)).toEqual([{ consumer }]);
   });
 
-  it('a consumer that dies before its ack: another reclaims the message, and sends no second receipt', async () => {
+  it('a consumer that dies before its ack: another reclaims the message, and sends no second receipt', {
+    timeout: 150_000,
+  }, async () => {
     const orderNo = await paidOrder();
-    await relayed(orderNo);
+    const streamId = await relayed(orderNo);
     await ensureReceiptsGroup();
     const dying = `rcpt-dying-${randomBytes(3).toString('hex')}`;
     const heir = `rcpt-heir-${randomBytes(3).toString('hex')}`;
     let died = false;
-    for (let round = 0; round < 50 && !died; round++) {
-      await consumeReceipts(dying, {
-        blockMs: 100,
-        beforeAck: async (eventOrder) => {
-          if (eventOrder === orderNo) throw new ConsumerDied();
-        },
-      }).catch((error: unknown) => {
-        if (!(error instanceof ConsumerDied)) throw error;
-        died = true;
-      });
-    }
-    expect(died).toBe(true);
+    await until(
+      `the consumer to die at ${orderNo}'s event`,
+      async () => died,
+      () =>
+        consumeReceipts(dying, {
+          blockMs: 100,
+          beforeAck: async (eventOrder) => {
+            if (eventOrder === orderNo) throw new ConsumerDied();
+          },
+        }).catch((error: unknown) => {
+          if (!(error instanceof ConsumerDied)) throw error;
+          died = true;
+        }),
+    );
     expect(await receiptsOf(orderNo)).toEqual([{ consumer: dying }]); // sent, never acknowledged
-    // Pending and idle past RECLAIM_IDLE_MS: the next round of any consumer claims it (XAUTOCLAIM).
+    expect(await pendingWith(streamId)).toEqual([dying]);
+    // Pending and idle past RECLAIM_IDLE_MS: the next round of any consumer claims it (XAUTOCLAIM) and acks it.
     await new Promise((resolve) => setTimeout(resolve, RECLAIM_IDLE_MS + 200));
-    await consumeReceipts(heir, { blockMs: 100 });
+    expect(await consumeReceipts(heir, { blockMs: 100 })).toBeGreaterThan(0);
+    expect(await pendingWith(streamId)).toEqual([]);
     expect(await receiptsOf(orderNo)).toEqual([{ consumer: dying }]); // redelivered: RECEIPT's unique key held
   });
 });
