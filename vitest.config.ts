@@ -27,6 +27,28 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['lib/**/*.int.test.ts', 'scripts/**/*.int.test.ts', 'test/**/*.int.test.ts'],
+          exclude: ['test/cluster/**'],
+          setupFiles: ['./test/integration-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          // The files whose Redis use a Redis Cluster changes (layers 1-2, the lab's settings, the rate limit,
+          // the events), again with REDIS_URL=redis-cluster://… and one worker (a cluster has database 0 alone),
+          // and the storm of an app on the cluster. scripts/test.ts runs it beside `integration` (decision 020).
+          name: 'cluster',
+          include: [
+            'lib/payments/pay.int.test.ts',
+            'lib/payments/key-strategy.int.test.ts',
+            'lib/payments/orders.int.test.ts',
+            'lib/lab/settings-store.int.test.ts',
+            'lib/http/rate-limit.int.test.ts',
+            'lib/events/events.int.test.ts',
+            'test/cluster/**/*.int.test.ts',
+          ],
           setupFiles: ['./test/integration-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,

@@ -1,6 +1,7 @@
 // The one place that reads process.env. Every variable is validated here; an invalid value stops
 // start-up with one line per variable that names it and says what is wrong (see .env.example).
 import { z } from 'zod';
+import { clusterUrlProblem, isRedisClusterUrl } from './redis-cluster-url.ts';
 
 const urlWithProtocol = (protocols: readonly string[]) =>
   z.string().refine(
@@ -70,8 +71,20 @@ const EnvFields = z.object({
   SESSION_SECRET: z.string().min(32).optional(),
   /** PostgreSQL. Unset: `npm run demo` starts its own embedded server. */
   DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).optional(),
-  /** Redis. Unset: `npm run demo` starts its own redis-server (unless REDIS_SENTINELS is set). */
-  REDIS_URL: urlWithProtocol(['redis:', 'rediss:']).optional(),
+  /**
+   * Redis. Unset: `npm run demo` starts its own redis-server (unless REDIS_SENTINELS is set). A Redis Cluster:
+   * `redis-cluster://host:port,host:port` (seed nodes; `rediss-cluster://` for TLS, `user:password@` before the
+   * hosts), see lib/redis-cluster-url.ts.
+   */
+  REDIS_URL: z
+    .string()
+    .superRefine((value, context) => {
+      const problem = isRedisClusterUrl(value)
+        ? clusterUrlProblem(value)
+        : urlWithProtocol(['redis:', 'rediss:']).safeParse(value).error?.issues[0]?.message;
+      if (problem) context.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
   /**
    * Redis through Sentinel, instead of REDIS_URL (never both): the Sentinels to ask which server is the
    * primary (`host:port,host:port`), and the name they monitor it under. The client follows a failover by

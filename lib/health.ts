@@ -1,4 +1,5 @@
 import 'server-only';
+import { Cluster } from 'ioredis';
 import { getDb } from './db.ts';
 import { getRedis } from './redis.ts';
 
@@ -23,10 +24,22 @@ async function probe(check: () => Promise<unknown>): Promise<ServiceState> {
   }
 }
 
+/**
+ * One server: it answers. A Redis Cluster (decision 020): it says cluster_state:ok (every slot has a primary
+ * that answers; one node's PONG says nothing of the others), and every primary it knows answers.
+ */
+async function pingRedis(): Promise<void> {
+  const redis = getRedis();
+  if (!(redis instanceof Cluster)) {
+    await redis.ping();
+    return;
+  }
+  const info = String(await redis.cluster('INFO'));
+  if (!info.includes('cluster_state:ok')) throw new Error('the Redis Cluster is down');
+  await Promise.all(redis.nodes('master').map((node) => node.ping()));
+}
+
 export async function checkHealth(): Promise<Health> {
-  const [redis, database] = await Promise.all([
-    probe(() => getRedis().ping()),
-    probe(() => getDb().$queryRaw`SELECT 1`),
-  ]);
+  const [redis, database] = await Promise.all([probe(pingRedis), probe(() => getDb().$queryRaw`SELECT 1`)]);
   return { redis, database };
 }

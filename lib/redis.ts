@@ -1,37 +1,77 @@
 import 'server-only';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, type Command, Redis } from 'ioredis';
 import { env, requireEnv } from './env.ts';
 import { watchPrimary } from './lab/redis-failover.ts';
+import { isRedisClusterUrl, parseRedisClusterUrl } from './redis-cluster-url.ts';
 
-function createRedisClient(): Redis {
-  const options: RedisOptions = {
-    // Give up on a command after one reconnection attempt or two seconds, so that a Redis outage
-    // turns into a fast, clear error instead of requests piling up.
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2_000,
-    commandTimeout: 2_000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-  };
-  // Through Sentinel (ioredis's own support): each connection asks a Sentinel which server is the primary,
-  // and `failoverDetector` drops the connection when the Sentinels announce a new one (+switch-master), so
-  // the client does not stay on a demoted primary that still answers. Writes it acknowledged that had not
-  // reached the replica are lost in a failover all the same (decision 019); watchPrimary tells the lab.
-  const { REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: name } = env();
-  const client =
-    sentinels && name
-      ? new Redis({ ...options, sentinels, name, failoverDetector: true })
-      : new Redis(requireEnv('REDIS_URL'), options);
+/** One Redis server, or a Redis Cluster (REDIS_URL `redis-cluster://…`): the same commands, routed by key slot. */
+export type RedisClient = Redis | Cluster;
+
+// Give up on a command after one reconnection attempt or two seconds, so that a Redis outage
+// turns into a fast, clear error instead of requests piling up.
+const COMMAND_TIMEOUT_MS = 2_000;
+const CONNECTION = { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: COMMAND_TIMEOUT_MS };
+const retryStrategy = (attempt: number) => Math.min(attempt * 200, 2_000);
+
+/**
+ * A cluster client whose every command has the same two-second deadline as on one server. ioredis arms a
+ * command's timer only once a node's connection takes it; while the whole cluster is unreachable the cluster
+ * client queues commands and would keep them until it reconnects, so a payment would hang instead of being
+ * refused at once (decision 010). The timer is armed here, before any queue; a node does not arm it twice.
+ */
+class DeadlineCluster extends Cluster {
+  override sendCommand(command: Command, ...rest: unknown[]): unknown {
+    command.setTimeout(COMMAND_TIMEOUT_MS);
+    return (super.sendCommand as (...args: unknown[]) => unknown)(command, ...rest);
+  }
+}
+
+/** Where Redis is: a URL (one server, or a cluster), or Sentinels and the name they monitor the primary under. */
+export type RedisTarget = { url: string } | { sentinels: Array<{ host: string; port: number }>; name: string };
+
+/** A client for a Redis server, a cluster (decision 020) or a Sentinel-watched primary (decision 019). */
+export function connectRedis(target: RedisTarget | string): RedisClient {
+  const where = typeof target === 'string' ? { url: target } : target;
+  if ('sentinels' in where) {
+    // Through Sentinel (ioredis's own support): each connection asks a Sentinel which server is the primary,
+    // and `failoverDetector` drops the connection when the Sentinels announce a new one (+switch-master), so
+    // the client does not stay on a demoted primary that still answers. Writes it acknowledged that had not
+    // reached the replica are lost in a failover all the same (decision 019).
+    return new Redis({ ...CONNECTION, retryStrategy, ...where, failoverDetector: true });
+  }
+  if (!isRedisClusterUrl(where.url)) return new Redis(where.url, { ...CONNECTION, retryStrategy });
+  const { nodes, username, password, tls } = parseRedisClusterUrl(where.url);
+  return new DeadlineCluster(nodes, {
+    // Each node's connection: the same limits as one server's (a node's reconnection is the cluster's job).
+    redisOptions: { ...CONNECTION, username, password, ...(tls ? { tls: {} } : {}) },
+    clusterRetryStrategy: retryStrategy,
+    // Ready once CLUSTER INFO says cluster_state:ok, not when a first node answers.
+    enableReadyCheck: true,
+  });
+}
+
+/** This process's Redis, as the environment says: REDIS_SENTINELS + REDIS_SENTINEL_NAME, else REDIS_URL. */
+export function redisTargetFromEnv(): RedisTarget {
+  const { REDIS_URL: url, REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: name } = env();
+  if (sentinels && name) return { sentinels, name };
+  return { url: url ?? requireEnv('REDIS_URL') };
+}
+
+function createRedisClient(): RedisClient {
+  const client = connectRedis(redisTargetFromEnv());
   client.on('error', (error: Error) => console.error(`[redis] ${error.message}`));
-  watchPrimary(client);
+  // A server (or a Sentinel's primary) that is replaced forgets what it had not replicated: the lab says so.
+  // A cluster's primaries fail over inside it, node by node.
+  if (client instanceof Redis) watchPrimary(client);
   return client;
 }
 
-const globalForRedis = globalThis as unknown as { redis?: Redis };
+const globalForRedis = globalThis as unknown as { redis?: RedisClient };
 
 /** The process's one Redis client (created on first use, like the database client). */
-export function getRedis(): Redis {
+export function getRedis(): RedisClient {
   globalForRedis.redis ??= createRedisClient();
   return globalForRedis.redis;
 }
@@ -48,7 +88,7 @@ export function readLua(name: string, file: string, numberOfKeys: number): LuaSc
 }
 
 /** The client, with these scripts defined on it (each only once). */
-export function redisWith(...scripts: LuaScript[]): Redis {
+export function redisWith(...scripts: LuaScript[]): RedisClient {
   const client = getRedis();
   for (const script of scripts) {
     if (!(script.name in client)) {

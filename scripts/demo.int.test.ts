@@ -16,6 +16,9 @@ const PORTS = {
 
 type Launch = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
+/** Every launcher started, so that one a failed test left running is stopped (with what it started) at the end. */
+const launches: Launch[] = [];
+
 function launch(extraEnv: Record<string, string | undefined>): Launch {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', ...extraEnv };
   for (const [key, value] of Object.entries(extraEnv)) if (value === undefined) delete env[key];
@@ -32,7 +35,9 @@ function launch(extraEnv: Record<string, string | undefined>): Launch {
     output += chunk.toString();
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+  const run = { child, output: () => output, exited };
+  launches.push(run);
+  return run;
 }
 
 async function waitForOutput(run: Launch, pattern: RegExp, timeoutMs = 120_000): Promise<void> {
@@ -82,7 +87,11 @@ async function stopWithCtrlC(run: Launch): Promise<Array<{ pid: number; command:
   const started = await descendants(run.child.pid ?? -1);
   run.child.kill('SIGINT');
   expect(await run.exited).toBe(0);
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // A helper that exits a moment after the launcher (tsx's esbuild service, on a busy machine) is not left
+  // running: give them up to 3 s, then report whatever is still alive.
+  for (let waited = 0; waited < 3_000 && started.some((process) => alive(process.pid)); waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   return started.filter((process) => alive(process.pid));
 }
 
@@ -99,8 +108,17 @@ async function freshDatabase(name: string): Promise<string> {
 
 const tempDirs: string[] = [];
 afterAll(async () => {
+  // A test that failed while its launcher was starting (a busy machine) left it running: Ctrl-C stops it and
+  // everything it started; SIGKILL only if it does not stop within 20 s.
+  for (const run of launches) {
+    if (run.child.exitCode !== null || run.child.signalCode !== null) continue;
+    run.child.kill('SIGINT');
+    const killer = setTimeout(() => run.child.kill('SIGKILL'), 20_000);
+    await run.exited;
+    clearTimeout(killer);
+  }
   for (const dir of tempDirs) await rm(dir, { recursive: true, force: true });
-});
+}, 60_000);
 
 describe('npm run demo', () => {
   it('stops at once with one line naming an invalid variable', async () => {

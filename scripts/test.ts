@@ -9,9 +9,11 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { applyMigrations } from './lib/migrations.ts';
 import { buildApp, buildIsStale, nextEnv } from './lib/next-app.ts';
 import { ROOT } from './lib/paths.ts';
+import { type RunningCluster, startRedisCluster } from './lib/redis-cluster.ts';
 import { type Services, startServices } from './lib/services.ts';
 import {
   CHROMIUM,
@@ -29,6 +31,8 @@ import {
 // two checkouts can run their suites side by side without meeting.
 const PORT_OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const TEST_PORTS = { postgres: 25433 + PORT_OFFSET, redis: 26380 + PORT_OFFSET, app: 3100 + PORT_OFFSET };
+/** The Redis Cluster's three primaries (26490-26492) and their buses (26493-26495). */
+const CLUSTER_FIRST_PORT = 26490 + PORT_OFFSET;
 const STEPS = ['types', 'lint', 'build', 'vitest', 'e2e', 'scenarios', 'screenshots', 'races'] as const;
 type Step = (typeof STEPS)[number];
 const DEFAULT_STEPS: Step[] = ['types', 'lint', 'build', 'vitest', 'e2e'];
@@ -50,6 +54,22 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
 }
 
 const npx = (bin: string) => path.join(ROOT, 'node_modules/.bin', bin);
+
+/** A new, migrated database on the test PostgreSQL server: the cluster run's, apart from the main run's rows. */
+async function ownDatabase(serverUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  await applyMigrations(url.toString());
+  return url.toString();
+}
 
 async function main(): Promise<number> {
   const onlyIndex = process.argv.indexOf('--only');
@@ -103,8 +123,12 @@ async function main(): Promise<number> {
     ]);
 
   let services: Services | undefined;
+  let cluster: RunningCluster | undefined;
+  /** What the cluster run of the vitest step uses: the cluster, and a database of its own. */
+  let clusterRun: { redisUrl: string; databaseUrl: string } | undefined;
   const stop = async () => {
-    await services?.stop();
+    await Promise.all([cluster?.stop(), services?.stop()]);
+    cluster = undefined;
     services = undefined;
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -114,15 +138,39 @@ async function main(): Promise<number> {
     if (wanted('vitest') || wanted('races') || needsBrowser) {
       const dataDir = path.join(ROOT, '.data/test');
       await rm(dataDir, { recursive: true, force: true });
-      services = await startServices({
-        profile: 'test',
-        dataDir: '.data',
-        postgresPort: TEST_PORTS.postgres,
-        redisPort: TEST_PORTS.redis,
-        log,
-      });
-      await applyMigrations(services.databaseUrl);
-      log(`services: ${services.started.join(', ')}`);
+      // The Redis Cluster of the vitest step starts beside the services (its data outside .data/test, so that
+      // the pid files of a run killed with SIGKILL are still there to stop its nodes). Each is kept for stop()
+      // as soon as it runs, whichever fails.
+      const started = await Promise.allSettled([
+        startServices({
+          profile: 'test',
+          dataDir: '.data',
+          postgresPort: TEST_PORTS.postgres,
+          redisPort: TEST_PORTS.redis,
+          log,
+        }).then((running) => {
+          services = running;
+        }),
+        wanted('vitest')
+          ? startRedisCluster({
+              binary: ensureProgram(REDIS_SERVER, log),
+              firstPort: CLUSTER_FIRST_PORT,
+              dataDir: path.join(ROOT, '.data/test-cluster'),
+              log,
+            }).then((running) => {
+              cluster = running;
+            })
+          : undefined,
+      ]);
+      for (const result of started) if (result.status === 'rejected') throw result.reason;
+      if (!services) throw new Error('the services did not start');
+      const [, clusterDatabaseUrl] = await Promise.all([
+        applyMigrations(services.databaseUrl),
+        cluster ? ownDatabase(services.databaseUrl, 'payonce_test_cluster') : undefined,
+      ]);
+      clusterRun =
+        cluster && clusterDatabaseUrl ? { redisUrl: cluster.url, databaseUrl: clusterDatabaseUrl } : undefined;
+      log(`services: ${[...services.started, ...(cluster ? [`a Redis Cluster on ${cluster.url}`] : [])].join(', ')}`);
     }
     const env = nextEnv({
       NODE_ENV: 'test',
@@ -147,9 +195,25 @@ async function main(): Promise<number> {
         return true;
       });
     }
+    // The cluster run beside the main one: its files mostly wait on servers too. One worker (--no-file-parallelism):
+    // a cluster has database 0 alone, and a test that empties Redis empties it for every file.
+    const onCluster = clusterRun;
     await Promise.all([
       checks(),
-      wanted('vitest') ? timed('unit + integration (vitest)', () => run(npx('vitest'), ['run'], env)) : true,
+      wanted('vitest')
+        ? timed('unit + integration (vitest)', () =>
+            run(npx('vitest'), ['run', '--project', 'unit', '--project', 'integration'], env),
+          )
+        : true,
+      wanted('vitest') && onCluster
+        ? timed('on a Redis Cluster (vitest)', () =>
+            run(npx('vitest'), ['run', '--project', 'cluster', '--no-file-parallelism'], {
+              ...env,
+              REDIS_URL: onCluster.redisUrl,
+              DATABASE_URL: onCluster.databaseUrl,
+            }),
+          )
+        : true,
     ]);
     if (wanted('races')) {
       await timed('race explorer (vitest)', () =>

@@ -1,16 +1,20 @@
 // Integration tests run against the real PostgreSQL and Redis that scripts/test.ts started. Each vitest
 // worker gets its own Redis logical database, so a test that empties Redis ("Redis lost its memory")
-// only empties its own.
+// only empties its own. A Redis Cluster (REDIS_URL redis-cluster://…, the `cluster` project) has database 0
+// alone: its run has one worker instead (scripts/test.ts).
 import { afterAll } from 'vitest';
+import { isRedisClusterUrl } from '../lib/redis-cluster-url.ts';
 
 const redisUrl = process.env.REDIS_URL;
 if (!redisUrl || !process.env.DATABASE_URL) {
   throw new Error('Integration tests need DATABASE_URL and REDIS_URL: run them with `npm test`.');
 }
-const worker = Number(process.env.VITEST_POOL_ID ?? '1');
-const url = new URL(redisUrl);
-url.pathname = `/${worker % 16}`;
-process.env.REDIS_URL = url.toString();
+if (!isRedisClusterUrl(redisUrl)) {
+  const worker = Number(process.env.VITEST_POOL_ID ?? '1');
+  const url = new URL(redisUrl);
+  url.pathname = `/${worker % 16}`;
+  process.env.REDIS_URL = url.toString();
+}
 
 afterAll(async () => {
   const globals = globalThis as { prisma?: { $disconnect(): Promise<void> }; redis?: { quit(): Promise<unknown> } };

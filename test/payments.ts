@@ -1,8 +1,10 @@
 // Helpers for the integration tests of the payment pipeline (real PostgreSQL and Redis).
+import { Cluster } from 'ioredis';
 import { getDb } from '@/lib/db';
 import type { LabSettingsPatch } from '@/lib/lab/settings';
 import { createOrder } from '@/lib/payments/orders';
 import { defaultPayOptions, type PayOptions } from '@/lib/payments/pay';
+import { getRedis } from '@/lib/redis';
 
 export { ALL_LAYERS_OFF as ALL_OFF, ALL_LAYERS_ON as ALL_ON, onlyLayers as only } from '@/lib/lab/settings';
 
@@ -38,3 +40,13 @@ export function testPayOptions(overrides: Partial<PayOptions> = {}): PayOptions 
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Redis loses its memory. One server: this worker's own logical database (test/integration-setup.ts). A Redis
+ * Cluster has database 0 alone: every primary is emptied, which is why its run has one worker (scripts/test.ts).
+ */
+export async function forgetEverythingInRedis(): Promise<void> {
+  const redis = getRedis();
+  if (redis instanceof Cluster) await Promise.all(redis.nodes('master').map((node) => node.flushdb()));
+  else await redis.flushdb();
+}

@@ -1,10 +1,12 @@
 -- Layer 2: replace the record of a key this attempt holds (store the final outcome, or mark it unknown).
--- KEYS[1]  idem:{caller}:{key}
+-- KEYS[1]  idem:{<caller>:<key>}   the request key (<…> are placeholders; the braces are literal)
 -- ARGV[1]  the owner id that claimed the key (or took it over)
 -- ARGV[2]  the new record (JSON)
 -- ARGV[3]  its time to live in milliseconds (24 h for a final outcome)
 -- Returns  1 when written; 0 when another attempt holds the key now, or nobody does (this one is late: it
 --          must not overwrite a newer claim, nor bring back a key that was released).
+-- Slot     one key, so one slot on a Redis Cluster; its name carries the hash tag {<caller>:<key>}, which any
+--          key added to this script must carry too (decision 020).
 local current = redis.call('GET', KEYS[1])
 if not current then
   return 0

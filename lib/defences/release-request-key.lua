@@ -1,8 +1,10 @@
 -- Layer 2: release a claim after the attempt failed before any money moved, so the caller may retry.
--- KEYS[1]  idem:{caller}:{key}
+-- KEYS[1]  idem:{<caller>:<key>}   the request key (<…> are placeholders; the braces are literal)
 -- ARGV[1]  the owner id that claimed the key
 -- Returns  1 when the claim was this owner's and not yet done ("processing", or "unknown" once the bank
 --          confirmed it has no charge), and is now deleted; 0 otherwise.
+-- Slot     one key, so one slot on a Redis Cluster; its name carries the hash tag {<caller>:<key>}, which any
+--          key added to this script must carry too (decision 020).
 -- Never called after a charge: releasing then would let the retry charge the card again.
 local current = redis.call('GET', KEYS[1])
 if not current then

@@ -1,9 +1,11 @@
 -- Layer 2: renew a claim this attempt still holds (before it calls the bank, after a long pause).
--- KEYS[1]  idem:{caller}:{key}
+-- KEYS[1]  idem:{<caller>:<key>}   the request key (<…> are placeholders; the braces are literal)
 -- ARGV[1]  the owner id that claimed the key
 -- ARGV[2]  its fencing token
 -- ARGV[3]  the time of the renewal (the lease runs again from it)
 -- Returns  1 when renewed; 0 when the claim is no longer this attempt's (it was taken over: stop).
+-- Slot     one key, so one slot on a Redis Cluster; its name carries the hash tag {<caller>:<key>}, which any
+--          key added to this script must carry too (decision 020).
 local current = redis.call('GET', KEYS[1])
 if not current then
   return 0

@@ -11,7 +11,7 @@ describe('request key records', () => {
   });
 
   it('scopes the key to the caller', () => {
-    expect(requestKeyName('c.shop', 'k1')).toBe('idem:c.shop:k1');
+    expect(requestKeyName('c.shop', 'k1')).toBe('idem:{c.shop:k1}');
     expect(requestKeyName('s.abc', 'k1')).not.toBe(requestKeyName('c.abc', 'k1'));
   });
 

@@ -5,9 +5,14 @@ import { z } from 'zod';
 import type { CallerScope } from '../session.ts';
 import { type ClaimState, judgeClaim } from './fencing.ts';
 
-/** Scoped per caller: one caller can never read another caller's stored outcome. */
+/**
+ * Scoped per caller: one caller can never read another caller's stored outcome. The braces are a Redis Cluster
+ * hash tag around the whole intent: the caller and its key pick the slot together (a `{…}` in the caller's key
+ * cannot pick it alone), and any key a later script uses beside this one, named `…{<caller>:<key>}…`, is in
+ * the same slot (decision 020).
+ */
 export function requestKeyName(caller: CallerScope, key: string): string {
-  return `idem:${caller}:${key}`;
+  return `idem:{${caller}:${key}}`;
 }
 
 /**

@@ -1,12 +1,14 @@
 -- Layer 2: take over an abandoned claim (its holder stalled or died past its lease, or the outcome became
 -- unknown), as a compare-and-set on exactly the claim the caller judged.
--- KEYS[1]  idem:{caller}:{key}
+-- KEYS[1]  idem:{<caller>:<key>}   the request key (<…> are placeholders; the braces are literal)
 -- ARGV[1]  the owner id the caller saw ('' for none)
 -- ARGV[2]  the fencing token the caller saw
 -- ARGV[3]  the new "processing" record (JSON, this attempt's owner id), without its token
 -- ARGV[4]  how long the record lives, in milliseconds
 -- Returns  the new fencing token (higher than the one seen) when the claim is now this attempt's; nil when
 --          the record is no longer the one the caller saw (someone else moved first).
+-- Slot     one key, so one slot on a Redis Cluster; its name carries the hash tag {<caller>:<key>}, which any
+--          key added to this script must carry too (decision 020).
 local current = redis.call('GET', KEYS[1])
 if not current then
   return nil

@@ -31,6 +31,12 @@ describe('faultyService', () => {
       // Redis full (maxmemory, noeviction): a write refused, also from inside a script (seen against redis 7).
       "OOM command not allowed when used memory > 'maxmemory'.",
       "OOM command not allowed when used memory > 'maxmemory'. script: d8f2fad9, on @user_script:1.",
+      // A Redis Cluster: a slot without a primary, a slot moving, no node answering.
+      'CLUSTERDOWN The cluster is down',
+      'TRYAGAIN Multiple keys request during rehashing of slot',
+      'Too many Cluster redirections. Last error: ReplyError: CLUSTERDOWN The cluster is down',
+      'Failed to refresh slots cache.',
+      'None of startup nodes is available',
     ]) {
       const error = minified(message);
       expect(error.name).toBe('i');

@@ -5,8 +5,9 @@ export type FaultyService = 'database' | 'redis';
 
 // Matched on the message, not the class: the production build minifies ioredis, whose errors take their
 // `name` from their class (MaxRetriesPerRequestError is called "i" there).
+// A Redis Cluster's own (decision 020): no node answers, the cluster lost a slot's primary, a slot is moving.
 const REDIS_ERRORS =
-  /Connection is closed|Command timed out|max retries per request limit|MaxRetriesPerRequest|Stream isn't writeable|NOSCRIPT|READONLY|LOADING|^OOM command not allowed/;
+  /Connection is closed|Command timed out|max retries per request limit|MaxRetriesPerRequest|Stream isn't writeable|NOSCRIPT|READONLY|LOADING|^OOM command not allowed|^CLUSTERDOWN|^TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster is ended/;
 
 // What the pg adapter calls an unreachable or lost server. A model query reports these as P1001/P1008/
 // P1017; a raw query ($queryRaw, used on the hot path) as P2010 carrying the adapter's error.

@@ -6,6 +6,7 @@ import {
   ALL_OFF,
   ALL_ON,
   chargeCount,
+  forgetEverythingInRedis,
   newOrder,
   only,
   orderRow,
@@ -15,6 +16,7 @@ import {
   testPayOptions,
 } from '../../test/payments.ts';
 import { issueCheckoutToken } from '../defences/checkout-token.ts';
+import { requestKeyName } from '../defences/request-key-record.ts';
 import type { Layers } from '../lab/settings.ts';
 import { getRedis } from '../redis.ts';
 import { type CallerScope, clientScope, sessionScope } from '../session.ts';
@@ -247,7 +249,7 @@ describe('detail 3: when to release the claim', () => {
     // At once: the charge has not landed. The retry takes the key over, is told to wait, and gives it back
     // in doubt (before, it deleted the key, and the payment later answered as another intent's, 200).
     expect(await pay(request, testPayOptions())).toMatchObject({ kind: 'in_progress' });
-    const record = JSON.parse((await getRedis().get(`idem:${request.caller}:k-${orderNo}`)) ?? '{}');
+    const record = JSON.parse((await getRedis().get(requestKeyName(request.caller, `k-${orderNo}`))) ?? '{}');
     expect(record).toMatchObject({ state: 'unknown', owner: null });
     await sleep(400);
     await reconcileStalePayments(); // the background reconciler settles the order; the key is untouched
@@ -296,7 +298,7 @@ describe('Redis loses its memory between two duplicates', () => {
       const orderNo = await newOrder({ layers });
       const caller = clientScope('flush');
       const first = await pay({ orderNo, caller, channel: 'api', idempotencyKey: `same-${orderNo}` }, testPayOptions());
-      await getRedis().flushdb(); // this worker's own logical database (test/integration-setup.ts)
+      await forgetEverythingInRedis();
       const second = await pay(
         { orderNo, caller, channel: 'api', idempotencyKey: `same-${orderNo}` },
         testPayOptions(),

@@ -11,7 +11,6 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { env } from '../../lib/env.ts';
 import { ownAddresses } from '../../lib/http/hosts.ts';
@@ -20,6 +19,7 @@ import { GATEWAY_RECORD_KEY, GATEWAY_RECORD_TTL_MS, type GatewayRecord } from '.
 import { type GatewaySettings, parseStoredLabSettings } from '../../lib/lab/settings.ts';
 import { TIMELINE_KEY, viewerOf } from '../../lib/lab/timeline.ts';
 import type { TimelineEvent } from '../../lib/lab/timeline-event.ts';
+import { connectRedis } from '../../lib/redis.ts';
 import { applyMigrations } from './migrations.ts';
 import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './next-app.ts';
 import { nginxAt } from './nginx.ts';
@@ -195,11 +195,9 @@ async function startNginx(options: {
   const server = spawnSync(binary, ['-v'], { encoding: 'utf8' })
     .stderr.trim()
     .replace(/^nginx version: /, '');
-  // Through the Sentinels when the app is (REDIS_SENTINELS; then there is no URL).
+  // The app's Redis: one server, a Redis Cluster (decision 020), or through the Sentinels (019; then no URL).
   const { REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: name } = env();
-  const redis = options.redisUrl
-    ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1 })
-    : new Redis({ maxRetriesPerRequest: 1, sentinels, name });
+  const redis = connectRedis(sentinels && name && !options.redisUrl ? { sentinels, name } : options.redisUrl);
   redis.on('error', () => {});
   const db = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
   db.on('error', () => {});
