@@ -92,7 +92,7 @@ scenarioInOneRun('redis-failover', 'one failover, eight orders: one per configur
     })
     .toBe(orders.map(() => 1).join());
   // Layer 2's claims (all on, and layer 2 alone), acknowledged by the primary alone.
-  expect(await primary.keys(`idem:c.${CLIENT}:*`)).toHaveLength(2);
+  expect(await primary.keys(`idem:{c.${CLIENT}:*`)).toHaveLength(2);
 
   // 4-5. The primary dies; the replica is promoted; the app follows it.
   redis.primary.signal('SIGKILL');
@@ -105,7 +105,7 @@ scenarioInOneRun('redis-failover', 'one failover, eight orders: one per configur
     .poll(async () => (await fetch(`${APP}/api/health`)).status, { timeout: 15_000, intervals: [100] })
     .toBe(200);
   // The promoted replica never saw a claim.
-  expect(await redis.connect(redis.replica).keys(`idem:c.${CLIENT}:*`)).toEqual([]);
+  expect(await redis.connect(redis.replica).keys(`idem:{c.${CLIENT}:*`)).toEqual([]);
   // The lab says what happened, in every attendee's timeline (the events before it went with the old primary).
   await expect
     .poll(
