@@ -68,6 +68,10 @@ export const ALLOWED = new Set([
   'Retry-After',
   'X-Client-Id',
   'Accept-Language',
+  // Header names and the auth scheme, as the API's details write them.
+  'Origin',
+  'Host',
+  'Bearer',
   'Idempotency',
   'Key',
   'Idempotency-Key',
