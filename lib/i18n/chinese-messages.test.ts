@@ -11,7 +11,7 @@ function leaves(value: unknown, prefix = ''): Array<[string, string]> {
 }
 
 /** The words a reader sees: code, tags, arguments and ICU's own syntax taken out. */
-export function visibleWords(message: string): string[] {
+function visibleWords(message: string): string[] {
   const text = message
     .replace(/<code>.*?<\/code>/gs, ' ')
     .replace(/<\/?\w+>/g, ' ')
