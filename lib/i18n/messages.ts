@@ -48,3 +48,11 @@ export const MESSAGES: Record<Locale, Messages> = {
     problems: zhProblems,
   },
 };
+
+/**
+ * The areas client components read (useTranslations in a 'use client' module): the only ones sent to the
+ * browser. lib/i18n/client-areas.test.ts fails when a client component reads another.
+ */
+export const CLIENT_AREAS = ['common', 'layers', 'checkout', 'lab', 'timeline'] as const satisfies Array<
+  keyof Messages
+>;
