@@ -23,10 +23,9 @@
 // Without either of steps 1 and 2 the claims survive (tried): unpaused, the replica reconnects and resyncs from
 // the primary's backlog before the primary is killed; with its link left up, the claims wait in the paused
 // replica's socket buffer, and it reads them when it resumes (docs/decisions/019-redis-failover.md).
-import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { APIRequestContext } from '@playwright/test';
-import { nextEnv, startApp, waitForApp } from '../../scripts/lib/next-app';
+import { nextEnv, type RunningApp, startCapturedApp } from '../../scripts/lib/next-app';
 import { ROOT } from '../../scripts/lib/paths';
 import { type SentinelTopology, startSentinelTopology } from '../../scripts/lib/redis-sentinel';
 import { ensureProgram, REDIS_SERVER } from '../../scripts/lib/system-programs';
@@ -42,7 +41,7 @@ const REDIS_BASE_PORT = 26470 + OFFSET;
 const CLIENT = 'failover-shop';
 
 let topology: SentinelTopology | undefined;
-let app: { child: ChildProcess; output: () => string; stop: () => Promise<void> } | undefined;
+let app: RunningApp | undefined;
 
 // A failover uses the topology up (its primary is dead after it): every run of the test starts its own, and its
 // own app, on the same ports, so runs of it go one at a time (`--repeat-each 5 --workers 1`).
@@ -160,8 +159,8 @@ async function retryUntilFinal(request: APIRequestContext, orderNo: string): Pro
 }
 
 /** `next start` of the production build, reaching Redis through the Sentinels only. */
-async function startOwnApp(redis: SentinelTopology) {
-  const child = startApp({
+async function startOwnApp(redis: SentinelTopology): Promise<RunningApp> {
+  const app = await startCapturedApp({
     port: APP_PORT,
     env: nextEnv({
       PORT: String(APP_PORT),
@@ -170,33 +169,15 @@ async function startOwnApp(redis: SentinelTopology) {
       REDIS_SENTINEL_NAME: redis.name,
       INSTANCE_NAME: 'sentinel-app',
     }),
-    capture: true,
-  });
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const exited = new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
   });
   // The last resort: this worker ends without afterAll (torn down).
-  const killOnExit = () => child.kill('SIGKILL');
+  const killOnExit = () => app.child.kill('SIGKILL');
   process.on('exit', killOnExit);
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(killer);
-    process.removeListener('exit', killOnExit);
+  return {
+    ...app,
+    stop: async () => {
+      await app.stop();
+      process.removeListener('exit', killOnExit);
+    },
   };
-  try {
-    await waitForApp(APP_PORT, 60_000, child);
-  } catch (error) {
-    await stop();
-    throw new Error(`${(error as Error).message}\n${output}`);
-  }
-  return { child, output: () => output, stop };
 }

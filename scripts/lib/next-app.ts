@@ -79,3 +79,54 @@ export async function waitForApp(port: number, timeoutMs = 60_000, child?: Child
   }
   throw new Error(`the app did not answer on 127.0.0.1:${port} within ${timeoutMs / 1000} s`);
 }
+
+/** An app a test started: its log kept for failure messages, a gentle and a hard stop. */
+export type RunningApp = {
+  port: number;
+  url: string;
+  child: ChildProcess;
+  /** The app's own log so far (its last 20 kB). */
+  output: () => string;
+  /** SIGTERM, then SIGKILL if it has not exited within 10 s. */
+  stop: () => Promise<void>;
+  /** SIGKILL: the process dies on the spot, as in a crash. */
+  kill: () => Promise<void>;
+};
+
+/** `next start` of the production build with its output captured, resolved once it answers (or killed, and thrown). */
+export async function startCapturedApp(options: { port: number; env: NodeJS.ProcessEnv }): Promise<RunningApp> {
+  const child = startApp({ port: options.port, env: options.env, capture: true });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  const app: RunningApp = {
+    port: options.port,
+    url: `http://127.0.0.1:${options.port}`,
+    child,
+    output: () => output,
+    stop: async () => {
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await end('SIGTERM');
+      clearTimeout(killer);
+    },
+    kill: () => end('SIGKILL'),
+  };
+  try {
+    await waitForApp(options.port, 60_000, child);
+  } catch (error) {
+    await app.kill();
+    throw new Error(`${(error as Error).message}\n${output}`);
+  }
+  return app;
+}

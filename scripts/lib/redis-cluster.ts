@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { stopLeftover } from './processes.ts';
+import { loopbackServerArgs } from './redis.ts';
 
 const SLOTS = 16_384;
 
@@ -33,11 +34,7 @@ type Node = { port: number; busPort: number; child: ChildProcess; exited: Promis
 function startNode(binary: string, port: number, busPort: number, dir: string): Node {
   // biome-ignore format: one flag and its value per line reads better
   const args = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--protected-mode', 'yes',
-    '--daemonize', 'no',
-    '--loglevel', 'warning',
+    ...loopbackServerArgs(port),
     '--cluster-enabled', 'yes',
     // Its own, in its own folder: a node writes its view of the cluster there.
     '--cluster-config-file', path.join(dir, 'nodes.conf'),

@@ -10,6 +10,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { stopLeftover } from './processes.ts';
+import { until } from './until.ts';
 
 export type SentinelAddress = { host: string; port: number };
 
@@ -219,24 +220,6 @@ export async function startSentinelTopology(options: {
   } catch (error) {
     await stop();
     throw new Error(`${(error as Error).message}\n${output.slice(-5_000)}`);
-  }
-}
-
-/** Polls `check` until it returns a value, for at most `timeoutMs`. */
-export async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`gave up waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

@@ -6,6 +6,18 @@ import path from 'node:path';
 import type { RunningService } from './postgres.ts';
 import { stopLeftover } from './processes.ts';
 
+/** What every redis-server the project starts has in common: its port, on loopback only, in the foreground. */
+export function loopbackServerArgs(port: number): string[] {
+  // biome-ignore format: one flag and its value per line reads better
+  return [
+    '--port', String(port),
+    '--bind', '127.0.0.1',
+    '--protected-mode', 'yes',
+    '--daemonize', 'no',
+    '--loglevel', 'warning',
+  ];
+}
+
 export async function startRedisServer(options: {
   binary: string;
   port: number;
@@ -25,11 +37,7 @@ export async function startRedisServer(options: {
   }
   // biome-ignore format: one flag and its value per line reads better
   const args = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--protected-mode', 'yes',
-    '--daemonize', 'no',
-    '--loglevel', 'warning',
+    ...loopbackServerArgs(port),
     '--appendonly', 'no',
     // Bounded, and never evicting: an evicted idempotency key or token would silently let a duplicate
     // through. Full, Redis refuses writes (OOM) and the app answers 503: closed, not open (decision 010).

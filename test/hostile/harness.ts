@@ -1,14 +1,14 @@
 // What the hostile tests share: an app of their own (the production build, `next start`, on a database of
 // its own so that its reconciler and their row counts see nobody else's orders), the servers they stop
 // and start, and the one check every response of the hostile run must pass: no stack trace, no secret.
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { DEFAULT_LAB_SETTINGS, type Layers } from '../../lib/lab/settings.ts';
 import { applyMigrations } from '../../scripts/lib/migrations.ts';
-import { nextEnv, startApp, waitForApp } from '../../scripts/lib/next-app.ts';
+import { nextEnv, type RunningApp, startCapturedApp } from '../../scripts/lib/next-app.ts';
 import { ROOT } from '../../scripts/lib/paths.ts';
+import { until as waitUntil } from '../../scripts/lib/until.ts';
 
 export { ALL_LAYERS_OFF as ALL_OFF, ALL_LAYERS_ON as ALL_ON } from '../../lib/lab/settings.ts';
 
@@ -53,17 +53,7 @@ export async function ownDatabase(name: string, serverUrl = process.env.DATABASE
   return url.toString();
 }
 
-export type App = {
-  port: number;
-  url: string;
-  child: ChildProcess;
-  /** The app's own log so far (for failure messages). */
-  output: () => string;
-  /** SIGTERM, then SIGKILL if it has not exited within 10 s. */
-  stop: () => Promise<void>;
-  /** SIGKILL: the process dies on the spot, as in a crash. */
-  kill: () => Promise<void>;
-};
+export type App = RunningApp;
 
 export async function startTestApp(options: {
   port: number;
@@ -76,7 +66,7 @@ export async function startTestApp(options: {
   /** More configuration (lib/env.ts): an exposed HOST, a LAB_SECRET, ALLOWED_HOSTS, rate limits. */
   env?: Record<string, string>;
 }): Promise<App> {
-  const child = startApp({
+  return startCapturedApp({
     port: options.port,
     env: nextEnv({
       PORT: String(options.port),
@@ -88,59 +78,12 @@ export async function startTestApp(options: {
       SESSION_SECRET,
       ...options.env,
     }),
-    capture: true,
   });
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const exited = new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
-  });
-  const end = async (signal: NodeJS.Signals) => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-    await exited;
-  };
-  const app: App = {
-    port: options.port,
-    url: `http://127.0.0.1:${options.port}`,
-    child,
-    output: () => output,
-    stop: async () => {
-      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await end('SIGTERM');
-      clearTimeout(killer);
-    },
-    kill: () => end('SIGKILL'),
-  };
-  try {
-    await waitForApp(options.port, 60_000, child);
-  } catch (error) {
-    await app.kill();
-    throw new Error(`${(error as Error).message}\n${output}`);
-  }
-  return app;
 }
 
 /** Polls until `check` returns a value other than undefined; generous deadlines, never a timed assertion. */
-export async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`gave up waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
+export function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  return waitUntil(what, check, timeoutMs, 150);
 }
 
 // A stack trace or a path on the server's disk: what an error page must never show. Each alternative is
