@@ -179,8 +179,12 @@ function stopperOf(step: TimelineStep, words: ReturnType<typeof useWords>): stri
   return layer ? words.t('layer', { number: layer.number }) : words.stepName(step);
 }
 
-/** A step's own time, when it is worth reading: a few milliseconds are noise on a projector. */
-const STEP_MS_SHOWN = 10;
+/**
+ * A step's own time, when it is a wait a person notices (the bank's latency, a stall, a lease): tens of
+ * milliseconds are noise on a projector, the lane's total says them, and on a busy machine they made every
+ * lane a line taller (the projector test's three lanes no longer fitted).
+ */
+const STEP_MS_SHOWN = 100;
 
 function Lane({
   lane,
