@@ -363,3 +363,14 @@ describe('the paths README and docs name', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe('the decision records', () => {
+  const records = FILES.filter((file) => /^docs\/decisions\/\d{3}-/.test(file));
+
+  it.each(records)('%s names the code it governs, near the top', (file) => {
+    const top = read(file).split(/^## /m)[0] ?? '';
+    const governs = top.match(/^Governs: ([\s\S]*?)(?:\n\n|$)/m)?.[1] ?? '';
+    // The paths are held to exist by the check above; here, that there are some.
+    expect(pathsOf(governs).length, `${file}: a "Governs:" line naming files or folders`).toBeGreaterThan(0);
+  });
+});
