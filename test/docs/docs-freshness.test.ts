@@ -15,12 +15,14 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   CONFIGURATIONS,
+  expectedCell,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
   SCENARIOS,
   SWITCHES,
 } from '../../e2e/scenarios/matrix';
 import { EXERCISES } from '../../lib/lab/exercises';
+import { onlyLayers } from '../../lib/lab/settings';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -100,6 +102,7 @@ const recoveryRows = scenarioIdsOf('e2e/scenarios/recovery.spec.ts').length;
 const oneRunRows = SCENARIOS.filter((scenario) => scenario.oneRun).length;
 const burst = Number(read('e2e/scenarios/infrastructure.spec.ts').match(/^const N = (\d+);/m)?.[1]);
 const sources = new Set(SCENARIOS.map((scenario) => scenario.source));
+const latencies = SCENARIOS.map((scenario) => scenario.bankLatencyMs);
 
 type Claim = {
   file: string;
@@ -200,6 +203,11 @@ const CLAIMS: Claim[] = [
   { file: 'docs/decisions/009-proof-matrix.md', sentence: '{n} rows are the recovery path', values: [recoveryRows] },
   { file: 'docs/decisions/009-proof-matrix.md', sentence: 'all {n} duplicates agreed on', values: [burst - 1] },
   {
+    file: 'docs/decisions/009-proof-matrix.md',
+    sentence: 'bank latencies of {n}-{n} ms',
+    values: [Math.min(...latencies.filter((ms) => ms > 0)), Math.max(...latencies)],
+  },
+  {
     file: 'docs/decisions/011-cluster-gateway-events.md',
     sentence: "{n} of the article's {n} sources of duplicates come from machines",
     values: [[...sources].filter((source) => source !== 1).length, sources.size],
@@ -244,6 +252,26 @@ describe('the counts README and docs state', () => {
     for (const match of found) {
       expect(match.slice(1).map(numberOf), `${file}: "${match[0]}"`).toEqual(claim.values);
     }
+  });
+
+  // Claims in words about whole columns of the matrix: the sentence, and whether the declaration bears it out.
+  it.each([
+    {
+      file: 'docs/decisions/006-layer-4-unique-constraint.md',
+      sentence: 'With layer 4 alone, every scenario in the matrix ends with one charge',
+      holds: SCENARIOS.every((s) => expectedCell(s, onlyLayers('uniqueConstraint')).charges === '1'),
+    },
+    {
+      file: 'docs/decisions/004-layer-2-request-key.md',
+      sentence:
+        'It does not stop two sessions, or two keys, paying the same order (the two-tabs scenario). Layers 3, 4 and 5 do.',
+      holds:
+        Object.keys(SCENARIOS.find((s) => s.id === 'two-tabs')?.stoppedBy ?? {}).join() ===
+        'stateMachine,uniqueConstraint,bankKey',
+    },
+  ])('$file: "$sentence"', ({ file, sentence, holds }) => {
+    expect(flat(read(file)), `"${sentence}" is no longer in ${file}: update this table`).toContain(flat(sentence));
+    expect(holds, `${file}: "${sentence}" is not what e2e/scenarios/matrix.ts declares`).toBe(true);
   });
 
   it('publishes the tables and data of the scenarios and configurations the code declares', () => {
