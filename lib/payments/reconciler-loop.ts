@@ -15,9 +15,14 @@ export function startReconciler(): void {
   if (started) return;
   started = true;
   let failing = false;
-  const sweep = async (atStartup: boolean) => {
+  // The start-up sweep settles what this instance's previous life left at once; until it has run once (the
+  // database or Redis may not answer yet, or time out while a busy machine starts), every round is one.
+  let startedUp = false;
+  const sweep = async () => {
+    const atStartup = !startedUp;
     try {
       const looked = await reconcileStalePayments({ atStartup });
+      startedUp = true;
       if (atStartup && looked > 0) console.log(`[reconcile] settled ${looked} payment(s) left over at start-up`);
       if (failing) console.log('[reconcile] running again');
       failing = false;
@@ -27,8 +32,8 @@ export function startReconciler(): void {
       failing = true;
     }
   };
-  void sweep(true);
-  setInterval(() => void sweep(false), Math.min(EVERY_MS, env().REQUEST_KEY_LEASE_MS)).unref();
+  void sweep();
+  setInterval(() => void sweep(), Math.min(EVERY_MS, env().REQUEST_KEY_LEASE_MS)).unref();
   // Layer 4's table needs cleanup (the article says so): settled rows past the retention window.
   const cleanUp = () =>
     deleteSettledDedupRecords(getDb(), new Date(Date.now() - env().DEDUP_RETENTION_DAYS * 86_400_000)).catch(
