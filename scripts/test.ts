@@ -9,8 +9,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import pg from 'pg';
-import { applyMigrations } from './lib/migrations.ts';
+import { applyMigrations, freshDatabase } from './lib/migrations.ts';
 import { buildApp, buildIsStale, nextEnv } from './lib/next-app.ts';
 import { ROOT } from './lib/paths.ts';
 import { type RunningCluster, startRedisCluster } from './lib/redis-cluster.ts';
@@ -54,22 +53,6 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
 }
 
 const npx = (bin: string) => path.join(ROOT, 'node_modules/.bin', bin);
-
-/** A new, migrated database on the test PostgreSQL server: the cluster run's, apart from the main run's rows. */
-async function ownDatabase(serverUrl: string, name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  await applyMigrations(url.toString());
-  return url.toString();
-}
 
 async function main(): Promise<number> {
   const onlyIndex = process.argv.indexOf('--only');
@@ -166,7 +149,7 @@ async function main(): Promise<number> {
       if (!services) throw new Error('the services did not start');
       const [, clusterDatabaseUrl] = await Promise.all([
         applyMigrations(services.databaseUrl),
-        cluster ? ownDatabase(services.databaseUrl, 'payonce_test_cluster') : undefined,
+        cluster ? freshDatabase(services.databaseUrl, 'payonce_test_cluster') : undefined,
       ]);
       clusterRun =
         cluster && clusterDatabaseUrl ? { redisUrl: cluster.url, databaseUrl: clusterDatabaseUrl } : undefined;

@@ -1,6 +1,7 @@
 // Applying, resetting and creating migrations, offline (see schema-engine.ts for why not the Prisma CLI).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { MIGRATIONS_DIR, NO_FILTER, readMigrations, SCHEMA_PATH, withSchemaEngine } from './schema-engine.ts';
 
 /** Applies every committed migration that the database has not seen yet; returns their names. */
@@ -10,6 +11,25 @@ export async function applyMigrations(databaseUrl: string): Promise<string[]> {
     const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList, filters: NO_FILTER });
     return appliedMigrationNames;
   });
+}
+
+/**
+ * A new, migrated database named `name` on the server of `serverUrl` (replacing one of that name): a test run's
+ * own rows, apart from everyone else's. FORCE: an app left running by an interrupted run must not keep it.
+ */
+export async function freshDatabase(serverUrl: string, name: string): Promise<string> {
+  const url = new URL(serverUrl);
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
+  } finally {
+    await admin.end();
+  }
+  url.pathname = `/${name}`;
+  await applyMigrations(url.toString());
+  return url.toString();
 }
 
 /** Drops everything in the database, then applies every migration (what `prisma migrate reset` does). */

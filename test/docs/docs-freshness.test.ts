@@ -23,6 +23,7 @@ import {
 } from '../../e2e/scenarios/matrix';
 import { EXERCISES } from '../../lib/lab/exercises';
 import { onlyLayers } from '../../lib/lab/settings';
+import { NUMBER_WORDS } from './number-words.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -46,20 +47,7 @@ function prose(markdown: string): string {
 
 // --- Counts -----------------------------------------------------------------------------------------------
 
-const ENGLISH = [
-  'zero',
-  'one',
-  'two',
-  'three',
-  'four',
-  'five',
-  'six',
-  'seven',
-  'eight',
-  'nine',
-  'ten',
-  'eleven',
-].concat(['twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty']);
+const ENGLISH: readonly string[] = NUMBER_WORDS;
 const CHINESE_DIGITS: Record<string, number> = {
   零: 0,
   一: 1,

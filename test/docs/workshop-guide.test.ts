@@ -7,6 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GUIDE_PATH, guideBlocks, SETUP_COMMANDS } from '../../e2e/guide';
 import { describePreset, EXERCISES } from '../../lib/lab/exercises';
+import { NUMBER_WORDS } from './number-words.ts';
 
 const guide = readFileSync(GUIDE_PATH, 'utf8');
 const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -35,22 +36,7 @@ describe('docs/workshop.md', () => {
 
   it('counts its exercises as the data does, and so does the README', () => {
     const numbers = new Set(EXERCISES.map((exercise) => exercise.id.replace(/[a-z]$/, '')));
-    const words = [
-      'zero',
-      'one',
-      'two',
-      'three',
-      'four',
-      'five',
-      'six',
-      'seven',
-      'eight',
-      'nine',
-      'ten',
-      'eleven',
-      'twelve',
-    ];
-    const count = words[numbers.size] ?? String(numbers.size);
+    const count = NUMBER_WORDS[numbers.size] ?? String(numbers.size);
     expect(guide).toMatch(new RegExp(`^${count[0]?.toUpperCase()}${count.slice(1)} exercises`, 'm'));
     expect(readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8')).toMatch(
       new RegExp(`turns this into ${count} exercises`),

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { DEFAULT_LAB_SETTINGS, type Layers } from '../../lib/lab/settings.ts';
-import { applyMigrations } from '../../scripts/lib/migrations.ts';
+import { freshDatabase } from '../../scripts/lib/migrations.ts';
 import { nextEnv, type RunningApp, startCapturedApp } from '../../scripts/lib/next-app.ts';
 import { ROOT } from '../../scripts/lib/paths.ts';
 import { until as waitUntil } from '../../scripts/lib/until.ts';
@@ -37,20 +37,8 @@ export function labFor(layers: Layers, bankLatencyMs = 0) {
 export const SESSION_SECRET = process.env.SESSION_SECRET ?? randomBytes(32).toString('base64url');
 
 /** A new, migrated database on the test PostgreSQL server (or on `serverUrl`). */
-export async function ownDatabase(name: string, serverUrl = process.env.DATABASE_URL ?? ''): Promise<string> {
-  const url = new URL(serverUrl);
-  const admin = new pg.Client({ connectionString: url.toString() });
-  await admin.connect();
-  try {
-    // FORCE: an app left running by an interrupted run must not keep the database from being replaced.
-    await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
-  } finally {
-    await admin.end();
-  }
-  url.pathname = `/${name}`;
-  await applyMigrations(url.toString());
-  return url.toString();
+export function ownDatabase(name: string, serverUrl = process.env.DATABASE_URL ?? ''): Promise<string> {
+  return freshDatabase(serverUrl, name);
 }
 
 export type App = RunningApp;
