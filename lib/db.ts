@@ -36,7 +36,12 @@ function createPrismaClient(): PrismaClient {
   // An idle connection dropped by a restarting server is not a reason to crash the app.
   pool.on('error', (error) => console.error(`[db] idle connection lost: ${error.message}`));
   countRoundTrips(pool);
-  return new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+  return new PrismaClient({
+    adapter: new PrismaPg(pool, { disposeExternalPool: true }),
+    // An interactive transaction (the recovery path's) waits for a connection as long as a statement does:
+    // Prisma's own 2 s would give up first when twenty payers find one dead claim at once.
+    transactionOptions: { maxWait: 3_000 },
+  });
 }
 
 // One client per process. Outside production, Next's hot reload re-evaluates modules, so the client

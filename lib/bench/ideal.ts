@@ -10,10 +10,10 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { countRoundTrips } from '../db.ts';
 import { bankKeyFor } from '../defences/bank-key.ts';
+import { orderLock } from '../defences/database-claim.ts';
 import { requireEnv } from '../env.ts';
 import { DEFAULT_LAB_SETTINGS } from '../lab/settings.ts';
 import { chargeCard } from '../payments/bank.ts';
-import { orderLock } from '../payments/order-claim.ts';
 import { getRedis } from '../redis.ts';
 
 const NO_FAULTS = DEFAULT_LAB_SETTINGS.faults;

@@ -3,10 +3,17 @@ import 'server-only';
 // consumes it with an atomic compare-and-delete; only the request that deleted it proceeds.
 // Catches: a double submit from the same page. Misses: a refresh (a new page gets a new token) and
 // service-to-service retries (they carry no token); and it cannot return the first request's result.
+//
+// What a duplicate stopped here gets: "already submitted" (it holds no outcome to give), unless the caller
+// named its intent with an Idempotency-Key and layer 2 is on: then the key's answer, the first outcome.
+// Its claim: none to give back. A consumed token is spent for good; the next page load brings a new one.
 import { randomBytes } from 'node:crypto';
 import type { Result } from 'ioredis';
+import { reason } from '../lab/reasons.ts';
 import { readLua, redisWith } from '../redis.ts';
 import type { CallerScope } from '../session.ts';
+import { type Defence, PASSED, stop } from './defence.ts';
+import { answerFromKey, peekRequestKey } from './request-key.ts';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -38,4 +45,36 @@ export async function issueCheckoutToken(
 export async function consumeCheckoutToken(orderNo: string, caller: CallerScope, token: string): Promise<boolean> {
   const deleted = await redisWith(CONSUME).consumeCheckoutToken(checkoutTokenKey(orderNo, caller), token);
   return deleted === 1;
+}
+
+/**
+ * Layer 1 as a defence. `keyAnswers`: layer 2 is on, so a spent token on a request that names its intent
+ * is answered by what its key already holds (result idempotency) before "already submitted".
+ */
+export function checkoutTokenDefence(options: { keyAnswers: boolean }): Defence {
+  return {
+    layer: 'token',
+    async claim(attempt) {
+      const { orderNo, caller, checkoutToken, lane } = attempt;
+      const consumed = checkoutToken ? await consumeCheckoutToken(orderNo, caller, checkoutToken) : false;
+      if (consumed) {
+        const name = checkoutTokenKey(orderNo, caller).split(':').slice(0, 3).join(':');
+        lane.mark('token', 'passed', reason('tokenConsumed', { token: name }));
+        return PASSED;
+      }
+      const known =
+        options.keyAnswers && attempt.namedIntent
+          ? await peekRequestKey(attempt.key.name, attempt.key.fingerprint, {
+              now: attempt.now(),
+              leaseMs: attempt.leaseMs,
+            })
+          : undefined;
+      if (known) {
+        lane.mark('token', 'spent', reason('tokenSpent'));
+        return stop(answerFromKey(known, attempt));
+      }
+      lane.mark('token', 'stopped', reason('tokenStopped'));
+      return stop({ kind: 'already_submitted' });
+    },
+  };
 }

@@ -4,7 +4,17 @@ import 'server-only';
 // through the layers above. The outcome is stored on the row when it is known, so a duplicate stopped
 // here gets the first result, not just "already done".
 // Catches: everything that got through the other layers: the last millimetre. Costs a write per payment.
+//
+// What a duplicate stopped here gets: the outcome stored on the row (the first result, not just "already
+// done"); "in progress" while the row has none, and a row whose holder died is taken over and settled by
+// asking the bank. When the row is given back: it gets the outcome once the bank has answered; it is deleted
+// when the bank refused before charging; it is kept without an outcome (in doubt) when the answer is unknown.
+// The mechanics, shared with layer 3, are in lib/defences/database-claim.ts; with layer 3 on, the claim of
+// both is one statement (lib/defences/payment-state.ts).
+import { getDb } from '../db.ts';
 import { Prisma } from '../generated/prisma/client.ts';
+import { databaseDefence } from './database-claim.ts';
+import type { Defence } from './defence.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -51,6 +61,23 @@ export async function insertPaymentDedupRow(tx: Tx, orderNo: string, owner: stri
     if (isUniqueViolation(error)) throw new DuplicateRecordError('PAYMENT', orderNo);
     throw error;
   }
+}
+
+/** Layer 4 alone as a defence: inserting the payment's dedup row is the claim. */
+export function uniqueConstraintDefence(options: { bankKey: boolean }): Defence {
+  return databaseDefence({
+    stateMachine: false,
+    uniqueConstraint: true,
+    bankKey: options.bankKey,
+    async statement(orderNo, attemptId, now) {
+      try {
+        return { fence: await insertPaymentDedupRow(getDb(), orderNo, attemptId, now) };
+      } catch (error) {
+        if (error instanceof DuplicateRecordError) return { refusedBy: 'uniqueConstraint' };
+        throw error;
+      }
+    },
+  });
 }
 
 /** A dedup row for another business type (RECEIPT): the unique key alone, no claim to fence. */

@@ -6,8 +6,17 @@ import 'server-only';
 // conditional on the status, on this attempt's id and on that token (lib/payments/order-claim.ts).
 // Catches: every duplicate of every source for the same order, with no extra storage.
 // Misses: nothing for an order; it needs a business object with clear states.
+//
+// What a duplicate stopped here gets: the order's first outcome once it is final ("in progress" while the
+// first request runs); a claim found dead is taken over and settled by asking the bank, never by guessing.
+// When the claim is given back: PAID or DECLINED with the bank's answer; PENDING again when the bank refused
+// before charging; UNKNOWN when its answer is unknown (the reconciler's). The mechanics, shared with layer 4,
+// are in lib/defences/database-claim.ts; with layer 4 on, both claims are one statement (below).
+import { getDb } from '../db.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
+import { databaseDefence } from './database-claim.ts';
 import { DuplicateRecordError, isUniqueViolation } from './dedup.ts';
+import type { Defence } from './defence.ts';
 import { statusesAllowing, targetOf } from './payment-transitions.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -52,4 +61,35 @@ export async function claimOrderWithDedupRow(
     if (isUniqueViolation(error)) throw new DuplicateRecordError('PAYMENT', orderNo);
     throw error;
   }
+}
+
+/** Layer 3 alone as a defence: the conditional update is the claim. */
+export function stateMachineDefence(options: { bankKey: boolean }): Defence {
+  return databaseDefence({
+    stateMachine: true,
+    uniqueConstraint: false,
+    bankKey: options.bankKey,
+    async statement(orderNo, attemptId, now) {
+      const fence = await claimOrder(getDb(), orderNo, attemptId, now);
+      return fence === undefined ? { refusedBy: 'stateMachine' } : { fence };
+    },
+  });
+}
+
+/** Layers 3 and 4 as one defence: one statement claims the order and inserts the dedup row, or neither. */
+export function stateMachineAndDedupDefence(options: { bankKey: boolean }): Defence {
+  return databaseDefence({
+    stateMachine: true,
+    uniqueConstraint: true,
+    bankKey: options.bankKey,
+    async statement(orderNo, attemptId, now) {
+      try {
+        const fence = await claimOrderWithDedupRow(getDb(), orderNo, attemptId, now);
+        return fence === undefined ? { refusedBy: 'stateMachine' } : { fence };
+      } catch (error) {
+        if (error instanceof DuplicateRecordError) return { refusedBy: 'uniqueConstraint' };
+        throw error;
+      }
+    },
+  });
 }

@@ -8,14 +8,35 @@ import 'server-only';
 // lease is taken over by a compare-and-set that raises its token: the bank refuses the old one.
 // Catches: client, gateway and queue retries. Misses: another caller paying the same order (another key);
 // Redis and the database can disagree (Redis loses its memory): layers 3 and 4 hold then.
+//
+// What a duplicate stopped here gets (requestKeyDefence, at the end of this file):
+//   - the key holds a final outcome: that outcome, exactly as first answered (a replay);
+//   - the key is claimed by a live attempt: "in progress" (but where layer 3 or 4 is on and the holder may be
+//     dead, the database is asked first: an outcome it knows is the answer, and is stored on the key);
+//   - the same key with another payload, or on another endpoint: a mismatch;
+//   - the claim is abandoned (stalled or dead past its lease, or its outcome unknown): no stop, this attempt
+//     takes it over; alone (layers 3 and 4 off), it asks the bank itself what the dead claim charged.
+// When the claim is given back: completed with the outcome once the bank has answered (or once a later
+// layer found the first outcome); released when nothing moved (the bank refused, or a later layer stopped
+// this attempt); kept "unknown" when the bank's answer is unknown, or when this attempt stops before the bank
+// holding a claim it took over from an attempt whose charge may still be in doubt. Never released after a charge.
 import type { Result } from 'ioredis';
+import { reason } from '../lab/reasons.ts';
+import type { KeyStrategy } from '../lab/settings.ts';
+import { outcomeFromCharge, parseOutcome } from '../payments/outcome.ts';
 import { getRedis, readLua, redisWith } from '../redis.ts';
+import type { CallerScope } from '../session.ts';
+import { recordUnguarded } from './database-claim.ts';
+import { type Answer, type Attempt, type AttemptKey, type Claim, type Defence, type Hold, stop } from './defence.ts';
+import { type KeySources, requestKeyFor, shortKey } from './key-strategy.ts';
 import {
   type ClaimDecision,
   decideOnExisting,
   decodeRecord,
   encodeRecord,
+  fingerprintOf,
   type RequestKeyClaim,
+  requestKeyName,
 } from './request-key-record.ts';
 
 declare module 'ioredis' {
@@ -140,4 +161,206 @@ export async function markRequestKeyUnknown(held: HeldKey, unknownSince: number,
 /** Gives the key back after a failure before any money moved. Never after a charge. */
 export async function releaseRequestKey(key: string, owner: string): Promise<boolean> {
   return (await redisWith(RELEASE).releaseRequestKey(key, owner)) === 1;
+}
+
+// ---- Layer 2 as a defence ---------------------------------------------------------------------------------
+
+/** The key one request runs under: the lab's key strategy applied to what the request says about its intent. */
+export function attemptKeyOf(
+  caller: CallerScope,
+  strategy: KeyStrategy,
+  sources: KeySources & { payload: { orderNo: string; amountCents: number } },
+): AttemptKey {
+  const key = requestKeyFor(strategy, sources);
+  return {
+    name: requestKeyName(caller, key),
+    fingerprint: fingerprintOf(sources.payload),
+    shown: { key: shortKey(key), strategy },
+  };
+}
+
+/**
+ * Layer 2 as a defence. `databaseDecides`: layer 3 or 4 is on, so a claim found dead is settled by the
+ * database's claim, and a live-looking one is checked with the reconciler before "in progress".
+ * `bankKey`: layer 5 is on, so after a takeover the bank's key returns whatever charge may still land.
+ */
+export function requestKeyDefence(options: { databaseDecides: boolean; bankKey: boolean }): Defence {
+  return {
+    layer: 'requestKey',
+    async claim(attempt) {
+      const { key, lane, attemptId, leaseMs } = attempt;
+      const claim = { owner: attemptId, fingerprint: key.fingerprint };
+      const ttlSeconds = attempt.resultTtlSeconds;
+      const decision = await claimRequestKey(key.name, claim, { now: attempt.now(), leaseMs, ttlSeconds });
+      switch (decision.kind) {
+        case 'claimed':
+          lane.mark('requestKey', 'claimed', reason('keyClaimed', { ...key.shown, fence: decision.fence, leaseMs }));
+          return { kind: 'held', hold: keyHold(attempt, decision.fence) };
+        case 'replay':
+        case 'mismatch':
+          return stop(answerFromKey(decision, attempt));
+        case 'in_progress':
+          return stop(await answerInProgress(attempt, decision.owner, options.databaseDecides));
+        case 'abandoned':
+          return takeOver(attempt, decision.claim, options);
+      }
+    },
+  };
+}
+
+/** What layer 2 answers from a key that already holds something: its first outcome, or a mismatch. */
+export function answerFromKey(decision: ClaimDecision, attempt: Attempt): Answer {
+  const { lane, key } = attempt;
+  switch (decision.kind) {
+    case 'replay': {
+      const outcome = parseOutcome(decision.outcome);
+      if (!outcome) break;
+      lane.mark('requestKey', 'stopped', reason('keyReplayed', { ...key.shown, status: outcome.status }));
+      return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: decision.existing };
+    }
+    case 'mismatch':
+      lane.mark('requestKey', 'stopped', reason('keyMismatch', { ...key.shown, usedOn: decision.usedOn || 'none' }));
+      return { kind: 'mismatch', usedOn: decision.usedOn };
+    default:
+      lane.mark('requestKey', 'stopped', reason('keyStillProcessing', key.shown));
+      return { kind: 'in_progress', answeredBy: 'requestKey' };
+  }
+  lane.mark('requestKey', 'stopped', reason('keyUnreadable', key.shown));
+  return { kind: 'in_progress', answeredBy: 'requestKey' };
+}
+
+/**
+ * The key is held by an attempt within its lease. That holder may be dead (its instance was killed) while the
+ * database knows the outcome, or can learn it from the bank (the reconciler): where a database layer is on,
+ * ask before "wait".
+ */
+async function answerInProgress(
+  attempt: Attempt,
+  owner: string | undefined,
+  databaseDecides: boolean,
+): Promise<Answer> {
+  const { key, lane } = attempt;
+  const settled = databaseDecides && owner ? await attempt.recovery.reconcile() : undefined;
+  if (settled?.kind === 'settled' && owner) {
+    // The key's own claim paid (its holder died before storing the outcome): this intent's payment.
+    const outcome = settled.outcome;
+    const done = { fingerprint: key.fingerprint, outcome, existing: false };
+    await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);
+    lane.mark('requestKey', 'stopped', reason('keyAlreadySettled', { ...key.shown, status: outcome.status }));
+    return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
+  }
+  lane.mark('requestKey', 'stopped', reason('keyStillProcessing', key.shown));
+  return { kind: 'in_progress', answeredBy: 'requestKey' };
+}
+
+/** The first request stalled or died past its lease, or its outcome is unknown: take its claim over. */
+async function takeOver(
+  attempt: Attempt,
+  seen: RequestKeyClaim,
+  options: { databaseDecides: boolean; bankKey: boolean },
+): Promise<Claim> {
+  const { key, lane } = attempt;
+  const taker = { owner: attempt.attemptId, fingerprint: key.fingerprint };
+  const context = { now: attempt.now(), ttlSeconds: attempt.resultTtlSeconds };
+  const fence = await takeOverRequestKey(key.name, seen, taker, context);
+  if (fence === undefined) {
+    lane.mark('requestKey', 'stopped', reason('keyTakenByAnother', key.shown));
+    return stop({ kind: 'in_progress', answeredBy: 'requestKey' });
+  }
+  const why = seen.unknown ? 'unknown' : 'lease';
+  lane.mark('requestKey', 'takeover', reason('keyTakeover', { ...key.shown, why, oldFence: seen.fence, fence }));
+  const hold = keyHold(attempt, fence, seen);
+  // With layer 3 or 4 on, the database decides next. Alone, layer 2 asks the bank itself.
+  if (options.databaseDecides) return { kind: 'held', hold };
+  const recovered = await recoverAlone(attempt, fence, seen, options.bankKey);
+  return recovered ? stop(recovered) : { kind: 'held', hold };
+}
+
+/**
+ * Layer 2 alone, having taken an abandoned claim over: the key is the only claim, so it asks the bank, under
+ * the key's new token, about the charges made under this key. A charge: the intent is paid (the answer for
+ * this retry). Nothing, and nothing can land (or the bank's key will return what does): undefined, the
+ * attempt goes on to pay. No charge yet: the claim stays in doubt.
+ */
+async function recoverAlone(
+  attempt: Attempt,
+  fence: number,
+  seen: RequestKeyClaim,
+  bankKey: boolean,
+): Promise<Answer | undefined> {
+  const { key, lane, orderNo, attemptId: owner } = attempt;
+  const { verdict, askedAt } = await attempt.recovery.askBankAfterTakeover(
+    { merchantRef: orderNo, fence: { lock: requestKeyLock(key.name), token: fence }, byLock: true },
+    seen,
+  );
+  if (verdict.kind === 'charged') {
+    const outcome = outcomeFromCharge(orderNo, verdict.charge);
+    await recordUnguarded(outcome);
+    const done = { fingerprint: key.fingerprint, outcome, existing: false };
+    await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);
+    lane.mark('requestKey', 'stopped', reason('keyBankHasCharge', { charge: verdict.charge.id }));
+    return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
+  }
+  if (verdict.kind === 'nothing' || bankKey) {
+    lane.mark('requestKey', 'resumed', reason('keyResumed'));
+    return undefined;
+  }
+  const held = { name: key.name, fingerprint: key.fingerprint, owner, fence };
+  await markRequestKeyUnknown(held, seen.unknownSince ?? askedAt, attempt.resultTtlSeconds);
+  lane.mark('requestKey', 'stopped', reason('keyMayLand'));
+  return { kind: 'in_progress', answeredBy: 'requestKey' };
+}
+
+/** The key this attempt holds (`seen`: the earlier attempt's claim it took over, if it did). */
+function keyHold(attempt: Attempt, fence: number, seen?: RequestKeyClaim): Hold {
+  const { key, lane, orderNo } = attempt;
+  const held: HeldKey = { name: key.name, fingerprint: key.fingerprint, owner: attempt.attemptId, fence };
+  const ttlSeconds = attempt.resultTtlSeconds;
+  const complete = (outcome: unknown, existing: boolean) =>
+    completeRequestKey(key.name, held.owner, { fingerprint: key.fingerprint, outcome, existing }, ttlSeconds);
+  const release = async () => {
+    if (await releaseRequestKey(key.name, held.owner)) lane.mark('requestKey', 'released', reason('keyReleased'));
+  };
+  return {
+    fence: { fence: { lock: requestKeyLock(key.name), token: fence }, byLock: true, layer: 'requestKey' },
+    tookOver: seen !== undefined,
+    async renew(now) {
+      if (await renewRequestKey(held, now)) return undefined;
+      lane.mark('requestKey', 'lost', reason('claimLost'));
+      return { kind: 'in_progress', answeredBy: 'requestKey' };
+    },
+    async stopped(answer) {
+      if (answer.kind === 'duplicate') {
+        // The first outcome is this intent's outcome too. Found under a key this attempt took over, it is the
+        // intent's own payment, settled meanwhile: a replay, not another intent's.
+        const mine = seen ? { ...answer, existing: false } : answer;
+        await complete(mine.outcome, mine.existing);
+        return mine;
+      }
+      // A key taken over from an earlier attempt of the same intent may still be that attempt's charge in
+      // doubt: it goes back to "unknown", never away.
+      if (!seen) await release();
+      else if (await markRequestKeyUnknown(held, seen.unknownSince ?? attempt.now(), ttlSeconds)) {
+        lane.mark('requestKey', 'unknown', reason('keyKeptUnknown'));
+      }
+      return answer;
+    },
+    async settle(verdict) {
+      switch (verdict.kind) {
+        case 'settled':
+          await complete(verdict.outcome, verdict.existing).then(
+            (stored) =>
+              lane.mark('requestKey', stored ? 'completed' : 'late', reason(stored ? 'keyCompleted' : 'keyLate')),
+            (error: Error) => console.error(`[pay] ${orderNo}: outcome not stored in Redis (${error.message})`),
+          );
+          return;
+        case 'nothingMoved':
+          await release().catch(() => {});
+          return;
+        case 'unknown':
+          await markRequestKeyUnknown(held, verdict.since, ttlSeconds).catch(() => false);
+          return;
+      }
+    },
+  };
 }

@@ -63,6 +63,14 @@ describe('faultyService', () => {
     expect(faultyService(rawQueryError({ kind: 'postgres', originalCode: '42601' }))).toBeUndefined();
   });
 
+  it('names the database when an interactive transaction found no free connection in time (seen under a storm of payers)', () => {
+    const busy = new Prisma.PrismaClientKnownRequestError(
+      'Transaction API error: Unable to start a transaction in the given time.',
+      { code: 'P2028', clientVersion: '7.10.0' },
+    );
+    expect(faultyService(busy)).toBe('database');
+  });
+
   it('names nothing for an error that is not a service outage', () => {
     expect(faultyService(new Error('Cannot read properties of undefined'))).toBeUndefined();
     expect(faultyService('not an error')).toBeUndefined();

@@ -38,6 +38,9 @@ function rawQueryLostTheDatabase(error: Prisma.PrismaClientKnownRequestError): b
 export function faultyService(error: unknown): FaultyService | undefined {
   if (!(error instanceof Error)) return undefined;
   if (error instanceof Prisma.PrismaClientKnownRequestError && rawQueryLostTheDatabase(error)) return 'database';
+  // No connection came free in time for an interactive transaction (the pool is busy: a storm of payers on
+  // the recovery path): the database cannot serve this request now, and nothing was written.
+  if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2028') return 'database';
   if (
     error instanceof Prisma.PrismaClientInitializationError ||
     error instanceof Prisma.PrismaClientRustPanicError ||

@@ -1,5 +1,5 @@
 import 'server-only';
-// The database's claim on an order, as the pipeline and the recovery path use it: layer 3's PROCESSING
+// The database's claim on an order, as the recovery path uses it: layer 3's PROCESSING
 // (or UNKNOWN) state on the order, layer 4's dedup row, or both. Each carries the holder, the fencing
 // token (the order's generation), when it was taken or renewed, and since when its outcome is in doubt.
 // Every write here is a compare-and-set on exactly what the writer holds or inspected:
@@ -9,23 +9,18 @@ import 'server-only';
 // The recovery path's writes run in one transaction each, with the order row locked first and the dedup
 // row second (the order every statement here and in the claim takes them in), so they cannot deadlock.
 import { getDb } from '../db.ts';
+import type { OrderHold } from '../defences/defence.ts';
 import type { ClaimState } from '../defences/fencing.ts';
 import { statusesAllowing, targetOf } from '../defences/payment-transitions.ts';
 import { PAYMENT_PAID } from '../events/outbox.ts';
 import type { PaymentStatus } from '../generated/prisma/client.ts';
 import { Prisma } from '../generated/prisma/client.ts';
-import type { Layers } from '../lab/settings.ts';
 import { outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
 
 type Tx = Prisma.TransactionClient;
 
 /** What an attempt (or a taker) holds: its id and the claim's fencing token. */
-export type Hold = { orderNo: string; attemptId: string; fence: number };
-
-/** The lock name the order's fencing token is checked against at the bank. */
-export function orderLock(orderNo: string): string {
-  return `order:${orderNo}`;
-}
+type Hold = OrderHold;
 
 /** The order as the recovery path inspects it: its state, and its claims. */
 export type ClaimView = {
@@ -158,96 +153,6 @@ async function whileLocked<T>(
     const current = await selectView(tx, orderNo, lock);
     return current && check(current) ? write(tx, current) : undefined;
   });
-}
-
-// ---- The attempt: its own claim, on the hot path (one statement each) --------------------------------
-
-/** Renews the attempt's claims (after a long pause, before the bank); false when it lost one of them. */
-export async function renewClaim(hold: Hold, layers: Layers, now: Date): Promise<boolean> {
-  const [renewed] = await getDb().$queryRaw<Array<{ order: number; row: number }>>`
-    WITH o AS (
-      UPDATE orders SET claimed_at = ${now}
-      WHERE order_no = ${hold.orderNo} AND attempt_id = ${hold.attemptId} AND fence = ${hold.fence} AND status = 'PROCESSING'
-      RETURNING 1),
-    r AS (
-      UPDATE idempotent_record SET claimed_at = ${now}
-      WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo} AND owner = ${hold.attemptId} AND fence = ${hold.fence}
-        AND outcome IS NULL
-      RETURNING 1)
-    SELECT (SELECT count(*) FROM o)::int AS "order", (SELECT count(*) FROM r)::int AS "row"`;
-  return (!layers.stateMachine || renewed?.order === 1) && (!layers.uniqueConstraint || renewed?.row === 1);
-}
-
-/** The bank failed before charging: nothing moved, the attempt gives its claims back. */
-export async function releaseClaim(hold: Hold): Promise<void> {
-  await getDb().$executeRaw`
-    WITH o AS (
-      UPDATE orders SET status = ${targetOf('failedBeforeCharge')}::payment_status, attempt_id = NULL, claimed_at = NULL,
-        updated_at = now()
-      WHERE order_no = ${hold.orderNo} AND attempt_id = ${hold.attemptId} AND fence = ${hold.fence}
-        AND status = ANY(${statusesAllowing('failedBeforeCharge')}::payment_status[])
-      RETURNING 1)
-    DELETE FROM idempotent_record
-    WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo} AND owner = ${hold.attemptId} AND fence = ${hold.fence}
-      AND outcome IS NULL`;
-}
-
-/**
- * The bank did not answer: the outcome is unknown. The attempt keeps the claim in doubt (the order UNKNOWN,
- * the dedup row without an outcome), so no retry can charge again, and lets go of it: the reconciler may
- * take it over at once. The settlement window runs from now (the request was sent before).
- */
-export async function keepClaimUnknown(hold: Hold, now: Date): Promise<void> {
-  await getDb().$executeRaw`
-    WITH o AS (
-      UPDATE orders SET status = ${targetOf('timedOut')}::payment_status, attempt_id = NULL, unknown_since = ${now},
-        updated_at = now()
-      WHERE order_no = ${hold.orderNo} AND attempt_id = ${hold.attemptId} AND fence = ${hold.fence}
-        AND status = ANY(${statusesAllowing('timedOut')}::payment_status[])
-      RETURNING 1)
-    UPDATE idempotent_record SET owner = NULL, unknown_since = ${now}
-    WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo} AND owner = ${hold.attemptId} AND fence = ${hold.fence}
-      AND outcome IS NULL`;
-}
-
-/**
- * Step 6 of the pipeline: records the bank's answer as one SQL statement (one round trip): the order's move
- * (layer 3: only under this attempt's claim), the outcome on the dedup row (layer 4: only under this
- * attempt's claim), and, for a payment, the outbox event for the receipt, which therefore exists exactly
- * when the order was recorded PAID. Returns whether the attempt's claim was still its own.
- * Without layer 3 nothing guards the order: the last request to finish writes its outcome over the first
- * one's. The card statement, not this row, shows how many charges there were.
- */
-export async function recordOutcome(outcome: PaymentOutcome, hold: Hold | undefined, layers: Layers): Promise<boolean> {
-  const { orderNo } = outcome;
-  const event = outcome.status === 'PAID' ? 'charged' : 'declined';
-  const json = JSON.stringify(outcome);
-  const result =
-    outcome.status === 'PAID'
-      ? Prisma.sql`charge_id = ${outcome.chargeId}, paid_at = ${new Date(outcome.paidAt)}`
-      : Prisma.sql`decline_reason = ${outcome.reason}`;
-  const claimed = (holder: Prisma.Sql) =>
-    hold ? Prisma.sql`AND ${holder} = ${hold.attemptId} AND fence = ${hold.fence}` : Prisma.sql`AND FALSE`;
-  const guard = layers.stateMachine
-    ? Prisma.sql`${claimed(Prisma.sql`attempt_id`)} AND status = ANY(${statusesAllowing(event)}::payment_status[])`
-    : Prisma.empty;
-  const dedup = layers.uniqueConstraint
-    ? Prisma.sql`UPDATE idempotent_record SET outcome = ${json}::jsonb
-        WHERE biz_type = 'PAYMENT' AND biz_no = ${orderNo} AND outcome IS NULL ${claimed(Prisma.sql`owner`)}
-        RETURNING 1`
-    : Prisma.sql`SELECT 1 WHERE FALSE`;
-  const [recorded] = await getDb().$queryRaw<Array<{ order: number; row: number }>>`
-    WITH moved AS (
-      UPDATE orders SET status = ${targetOf(event)}::payment_status, ${result}, attempt_id = NULL, claimed_at = NULL,
-        unknown_since = NULL, updated_at = now()
-      WHERE order_no = ${orderNo} ${guard}
-      RETURNING order_no),
-    dedup AS (${dedup}),
-    event AS (
-      INSERT INTO outbox (topic, key, payload)
-      SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb FROM moved WHERE ${outcome.status === 'PAID'})
-    SELECT (SELECT count(*) FROM moved)::int AS "order", (SELECT count(*) FROM dedup)::int AS "row"`;
-  return (!layers.stateMachine || recorded?.order === 1) && (!layers.uniqueConstraint || recorded?.row === 1);
 }
 
 // ---- The recovery path: a dead claim taken over, then settled, released, resumed or left in doubt -----

@@ -9,6 +9,8 @@ import 'server-only';
 //      that took it over goes on to pay. No charge *yet*: the claim stays in doubt, and it asks again later.
 // Runs at start-up, every few seconds, and on demand when a duplicate finds a claim that has gone stale.
 import { getDb } from '../db.ts';
+import { orderLock } from '../defences/database-claim.ts';
+import type { Reconciled } from '../defences/defence.ts';
 import { type AfterBank, type ClaimState, judgeBankAnswer, judgeClaim } from '../defences/fencing.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { bootPrefix, instanceName, newAttemptId } from '../instance.ts';
@@ -20,31 +22,17 @@ import { askBank, BANK_SETTLEMENT_WINDOW_MS, type Charge, type Fence } from './b
 import {
   claimOf,
   completeStaleRow,
-  type Hold,
   leaveClaimInDoubt,
-  orderLock,
   readClaim,
   releaseTakenClaim,
   resumeTakenClaim,
   settleClaim,
   takeOverClaim,
 } from './order-claim.ts';
-import { outcomeFromCharge, type PaymentOutcome } from './outcome.ts';
+import { outcomeFromCharge } from './outcome.ts';
 import type { RaceHook } from './race-points.ts';
 
-export type Reconciled =
-  /** The order has a final outcome: already recorded, or `found` now with the bank. */
-  | { kind: 'settled'; outcome: PaymentOutcome; found?: boolean }
-  /** The bank has no charge and none can land: the claim was released and the order is PENDING again. */
-  | { kind: 'released' }
-  /** (A payment that took the claim over) nothing can be charged twice now: it holds the claim, and pays. */
-  | { kind: 'resumed'; hold: Hold }
-  /** A live attempt holds the order (its lease has not run out), or another actor moved first. */
-  | { kind: 'running' }
-  /** No charge yet, but one may still land: the claim stays in doubt until the settlement window passes. */
-  | { kind: 'waiting'; retryAfterMs: number }
-  /** Nothing to do: no such order, or nobody claims it. */
-  | { kind: 'idle' };
+export type { Reconciled } from '../defences/defence.ts';
 
 export type ReconcileOptions = {
   /** How long a claim may live unrenewed; by default the order's own lab setting. */

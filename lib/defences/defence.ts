@@ -1,0 +1,170 @@
+// The contract every defence keeps, so that the pipeline (lib/payments/pay.ts) is a list: each layer's whole
+// story (how it stops a duplicate, what that duplicate is told, when its claim is completed, released or
+// kept, its fencing token) lives in its own module beside this one, and the pipeline only runs them in order.
+//
+//   claim(attempt)  →  stopped   this request is a duplicate: here is what it is told (the answer)
+//                      passed    nothing to hold (a token consumed, a key to send the bank)
+//                      held      a claim this attempt must give back, keep or complete (a Hold)
+//
+// A hold hears the attempt's end exactly once, in reverse order of claiming (the database before the key):
+//   stopped(answer)   a later defence stopped this attempt before the bank: a duplicate's outcome is this
+//                     attempt's outcome too (complete the claim with it); any other stop gives the claim back
+//   settle(verdict)   the bank's verdict: settled (complete), nothingMoved (release), unknown (keep)
+// From the bank call on, nothing may throw its way into a release: money may have moved. A simulated crash
+// unwinds nothing (the process is dead). Only the pipeline calls the bank, once.
+//
+// Types only come from lib/payments (the outcome, the bank's fence); what a defence needs of the recovery
+// path (the reconciler, asking the bank after a takeover) is passed in as `recovery`, so the direction of
+// dependency stays app → lib/payments → lib/defences.
+
+import type { Layer } from '../lab/settings.ts';
+import type { Lane } from '../lab/timeline.ts';
+import type { Charge, Fence } from '../payments/bank.ts';
+import type { PaymentOutcome } from '../payments/outcome.ts';
+import type { RaceHook } from '../payments/race-points.ts';
+import type { CallerScope } from '../session.ts';
+import type { AfterBank, ClaimState } from './fencing.ts';
+
+/** Who gave the answer: a defence layer, the bank, or the reconciler it called. */
+export type Answerer = Layer | 'bank' | 'reconciler';
+
+/** What a payment request is told: by the bank through the pipeline, or by the defence that stopped it. */
+export type Answer =
+  /** This request ran the payment: the bank charged (or declined) the card. */
+  | { kind: 'completed'; outcome: PaymentOutcome }
+  /**
+   * A duplicate, answered with the first request's outcome. `existing`: the payment was made for another
+   * intent (another key, another tab), so this request reports it rather than claiming it (HTTP 200, not
+   * 201); a request key keeps this with the outcome, so its replays answer exactly as it did.
+   */
+  | { kind: 'duplicate'; outcome: PaymentOutcome; answeredBy: Answerer; existing: boolean }
+  /**
+   * The first request is still running, or its outcome is being confirmed with the bank. The caller is
+   * told to retry after 1 s, however long the wait may be (docs/decisions/014-answers-in-doubt.md).
+   */
+  | { kind: 'in_progress'; answeredBy: Answerer }
+  /** Layer 1: this page's token was already used, has expired, or is not this session's. */
+  | { kind: 'already_submitted' }
+  /** Layer 2: the key was used before with a different payload, or on another endpoint (`usedOn`). */
+  | { kind: 'mismatch'; usedOn?: string }
+  /** The bank failed before charging; nothing moved and every claim was released: try again. */
+  | { kind: 'failed_retryable'; reason: string }
+  | { kind: 'order_not_found' }
+  | { kind: 'amount_mismatch'; orderAmountCents: number };
+
+/** What the bank's call came to, as every hold hears it. */
+export type Verdict =
+  /** Charged (perhaps the bank's replay of its first charge) or declined: every hold completes with it. */
+  | { kind: 'settled'; outcome: PaymentOutcome; existing: boolean }
+  /** The bank refused before charging (unreachable, or a stale fencing token): nothing moved, release. */
+  | { kind: 'nothingMoved' }
+  /** The card may have been charged and the bank has not said so: keep every claim in doubt, since `since`. */
+  | { kind: 'unknown'; since: number };
+
+/** The layer 2 key this attempt runs under, as the lab's key strategy made it. */
+export type AttemptKey = {
+  /** The Redis key: `idem:{<caller>:<key>}`. */
+  name: string;
+  /** The payload as the caller sent it: the same key with another amount is a mismatch, not a retry. */
+  fingerprint: string;
+  /** The key as a step names it: "key <key> (<strategy>)", the strategy only when it is not `business`. */
+  shown: { key: string; strategy: string };
+};
+
+/** The recovery path, as the defences may call it (lib/payments/reconcile.ts provides it). */
+export type Recovery = {
+  /**
+   * Settles the order if its claim is dead. `payer`: this attempt takes the dead claim over itself and,
+   * once nothing can be charged twice, goes on to pay under it (`resumed`).
+   */
+  reconcile(payer?: { attemptId: string; bankKey: boolean }): Promise<Reconciled>;
+  /** Asks the bank, under a taker's new fencing token, what the claim taken over (`seen`) charged. */
+  askBankAfterTakeover(
+    query: { merchantRef: string; fence: Fence; byLock?: boolean },
+    seen: ClaimState,
+  ): Promise<{ verdict: AfterBank<Charge>; askedAt: number }>;
+};
+
+/** The reconciler's word on one order (lib/payments/reconcile.ts). */
+export type Reconciled =
+  /** The order has a final outcome: already recorded, or `found` now with the bank. */
+  | { kind: 'settled'; outcome: PaymentOutcome; found?: boolean }
+  /** The bank has no charge and none can land: the claim was released and the order is PENDING again. */
+  | { kind: 'released' }
+  /** (A payment that took the claim over) nothing can be charged twice now: it holds the claim, and pays. */
+  | { kind: 'resumed'; hold: OrderHold }
+  /** A live attempt holds the order (its lease has not run out), or another actor moved first. */
+  | { kind: 'running' }
+  /** No charge yet, but one may still land: the claim stays in doubt until the settlement window passes. */
+  | { kind: 'waiting'; retryAfterMs: number }
+  /** Nothing to do: no such order, or nobody claims it. */
+  | { kind: 'idle' };
+
+/** What an attempt (or a taker) holds in the database: its id and the claim's fencing token. */
+export type OrderHold = { orderNo: string; attemptId: string; fence: number };
+
+/** One payment attempt, as every defence sees it. */
+export type Attempt = {
+  orderNo: string;
+  /** The order's amount (what the bank is asked to charge). */
+  amountCents: number;
+  /** The amount the caller stated, if it did (API callers): it must be the order's. */
+  statedAmountCents?: number;
+  caller: CallerScope;
+  /** A browser's page, or an API caller acting for a screen, presents a one-time token; a service call none. */
+  fromPage: boolean;
+  checkoutToken?: string;
+  /** Whether the caller named its intent (an Idempotency-Key): a spent token is then answered by the key. */
+  namedIntent: boolean;
+  /** This attempt's id: the holder every claim records, so that only this attempt settles it. */
+  attemptId: string;
+  key: AttemptKey;
+  /** How long a claim lives unrenewed. */
+  leaseMs: number;
+  /** How long layer 2 keeps a final outcome. */
+  resultTtlSeconds: number;
+  now: () => number;
+  at?: RaceHook;
+  lane: Lane;
+  recovery: Recovery;
+};
+
+/** A claim this attempt holds until its end (see the header for the two ways the end reaches it). */
+export type Hold = {
+  /**
+   * The fencing token the bank checks (the innermost hold's is sent). `byLock`: the charges made under it are
+   * the lock's own, not the order's (a request key's). `layer`: who answers "in progress" if the bank finds it stale.
+   */
+  readonly fence?: { fence: Fence; byLock: boolean; layer: Layer };
+  /** Taken over from a stalled or dead attempt: this attempt recovers a payment (a stall fault spares it). */
+  readonly tookOver: boolean;
+  /**
+   * After a pause, before the bank: renews the claim. Undefined while it is still this attempt's; once
+   * another attempt has taken it over, what this one answers ("in progress", from the layer that held it).
+   */
+  renew(now: number): Promise<Answer | undefined>;
+  /** A later defence stopped this attempt before the bank (see the header). Returns the answer, as this hold words it. */
+  stopped(answer: Answer): Promise<Answer>;
+  /** The bank's verdict reached this claim. Never throws: the money has moved, or may have. */
+  settle(verdict: Verdict): Promise<void>;
+};
+
+/** What the bank is sent beside the charge: a defence's idempotency key (layer 5). */
+export type ToBank = { idempotencyKey: string; keyedBy: Layer };
+
+export type Claim =
+  | { kind: 'stopped'; answer: Answer }
+  | { kind: 'passed'; toBank?: ToBank }
+  | { kind: 'held'; hold: Hold };
+
+export type Defence = {
+  /** The layer it is; a step that is not a layer (the order's amount) has none. */
+  readonly layer?: Layer;
+  claim(attempt: Attempt): Promise<Claim>;
+};
+
+export const PASSED: Claim = { kind: 'passed' };
+
+export function stop(answer: Answer): Claim {
+  return { kind: 'stopped', answer };
+}
