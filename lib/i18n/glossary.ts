@@ -43,7 +43,7 @@ export const GLOSSARY: GlossaryEntry[] = [
     zh: '状态机（乐观锁）',
     en: 'State machine (conditional update)',
     layer: 3,
-    code: ['lib/defences/payment-transitions.ts', 'lib/payments/order-claim.ts'],
+    code: ['lib/defences/payment-state.ts', 'lib/defences/payment-transitions.ts'],
   },
   {
     id: 'uniqueConstraint',

@@ -1,11 +1,11 @@
 import 'server-only';
-// The database's claim on an order, as the recovery path uses it: layer 3's PROCESSING
-// (or UNKNOWN) state on the order, layer 4's dedup row, or both. Each carries the holder, the fencing
-// token (the order's generation), when it was taken or renewed, and since when its outcome is in doubt.
-// Every write here is a compare-and-set on exactly what the writer holds or inspected:
-//   - an attempt renews, records, releases or gives up its claim only while holder and token are its own;
-//   - the reconciler (or a duplicate) takes a dead claim over only if it is still the claim it judged
-//     dead, raising the token, and then settles, releases or resumes it only under its own id and token.
+// The database's claim on an order (layer 3's PROCESSING or UNKNOWN state on the order, layer 4's dedup row,
+// or both), as the recovery path reads and takes it over; an attempt's own writes on its claim (renew, record,
+// release, keep) are in lib/defences/database-claim.ts. Each claim carries the holder, the fencing token (the
+// order's generation), when it was taken or renewed, and since when its outcome is in doubt.
+// Every write here is a compare-and-set on exactly what the writer inspected: the reconciler (or a duplicate)
+// takes a dead claim over only if it is still the claim it judged dead, raising the token, and then settles,
+// releases or resumes it only under its own id and token.
 // The recovery path's writes run in one transaction each, with the order row locked first and the dedup
 // row second (the order every statement here and in the claim takes them in), so they cannot deadlock.
 import { getDb } from '../db.ts';
