@@ -36,14 +36,23 @@ export function labDefaults(): LabSettings {
 // Every payment reads the settings; a quarter of a second of staleness saves a Redis round trip on most of
 // them, and a switch still reaches every instance and every tab well within a human's reaction time.
 const CACHE_MS = 250;
-let cached: { settings: LabSettings; at: number } | undefined;
+// The read itself is cached, not only its result: the payments that arrive while it is under way wait for it
+// instead of each sending a GET of their own (under load, dozens every time the cache expires).
+let cached: { settings: Promise<LabSettings>; at: number } | undefined;
 
 /** The global settings. With the lab turned off (LAB_ENABLED=false): every defence on, no fault, always. */
 export async function getLabSettings(): Promise<LabSettings> {
   if (!env().LAB_ENABLED) return labDefaults();
   if (cached && performance.now() - cached.at < CACHE_MS) return cached.settings;
-  const settings = parseStoredLabSettings(await getRedis().get(KEY), labDefaults());
-  cached = { settings, at: performance.now() };
+  const settings = getRedis()
+    .get(KEY)
+    .then((stored) => parseStoredLabSettings(stored, labDefaults()));
+  const entry = { settings, at: performance.now() };
+  cached = entry;
+  // A failed read is not kept: the next payment asks again.
+  settings.catch(() => {
+    if (cached === entry) cached = undefined;
+  });
   return settings;
 }
 
@@ -79,7 +88,9 @@ export async function resetMyLabSettings(session: CallerScope): Promise<LabSetti
 /** The settings an order runs with: the global ones, overridden by the order's own (unless the lab is off). */
 export function settingsForOrder(global: LabSettings, orderLab: unknown): LabSettings {
   if (!env().LAB_ENABLED) return labDefaults();
-  const own = LabSettingsPatchSchema.safeParse(orderLab ?? {});
+  // Most orders carry no settings of their own: nothing to parse or merge (an empty patch changes nothing).
+  if (orderLab == null) return global;
+  const own = LabSettingsPatchSchema.safeParse(orderLab);
   return mergeLabSettings(global, own.success ? own.data : undefined);
 }
 
@@ -88,14 +99,14 @@ export async function updateLabSettings(patch: LabSettingsPatch): Promise<LabSet
   cached = undefined;
   const stored = await redisWith(UPDATE).updateLabConfig(KEY, JSON.stringify(labDefaults()), JSON.stringify(patch));
   const next = parseStoredLabSettings(stored, labDefaults());
-  cached = { settings: next, at: performance.now() };
+  cached = { settings: Promise.resolve(next), at: performance.now() };
   return next;
 }
 
 export async function resetLabSettings(): Promise<LabSettings> {
   const defaults = labDefaults();
   await getRedis().set(KEY, JSON.stringify(defaults));
-  cached = { settings: defaults, at: performance.now() };
+  cached = { settings: Promise.resolve(defaults), at: performance.now() };
   return defaults;
 }
 
