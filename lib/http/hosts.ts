@@ -35,8 +35,11 @@ export type HostPolicy = {
   host: string;
   /** env ALLOWED_HOSTS: names (any port) or name:port (that port only). */
   allowedHosts: readonly string[];
-  /** Listening on every interface: this machine's own addresses (what attendees type), any port. */
-  ownAddresses?: readonly string[];
+  /**
+   * Listening on every interface: this machine's own addresses (what attendees type), any port. A function is
+   * asked only when the name is none of the others (reading the interfaces costs more than the rest of the check).
+   */
+  ownAddresses?: readonly string[] | (() => readonly string[]);
 };
 
 /** HOST as a Host header would name it: an IPv6 address in brackets. */
@@ -54,18 +57,21 @@ export function hostAllowedBy(hostHeader: string | null | undefined, policy: Hos
   if (!host) return false;
   if (LOOPBACK.has(host.name)) return true;
   if (host.name === listenName(policy.host)) return true;
-  if (WILDCARDS.has(policy.host.trim().toLowerCase()) && policy.ownAddresses?.includes(host.name)) return true;
-  return policy.allowedHosts.some((entry) => {
+  const listed = policy.allowedHosts.some((entry) => {
     const allowed = parseHost(entry);
     if (!allowed || allowed.name !== host.name) return false;
     return allowed.port === undefined || allowed.port === host.port;
   });
+  if (listed || !WILDCARDS.has(policy.host.trim().toLowerCase())) return listed;
+  const own = typeof policy.ownAddresses === 'function' ? policy.ownAddresses() : policy.ownAddresses;
+  return own?.includes(host.name) ?? false;
 }
 
 /** Whether this app answers a request naming `hostHeader` (its configuration: HOST and ALLOWED_HOSTS). */
 export function hostAllowed(hostHeader: string | null): boolean {
   const { HOST, ALLOWED_HOSTS } = env();
-  return hostAllowedBy(hostHeader, { host: HOST, allowedHosts: ALLOWED_HOSTS, ownAddresses: ownAddresses() });
+  // Every API answer passes here: os.networkInterfaces() only for a name that is not loopback nor configured.
+  return hostAllowedBy(hostHeader, { host: HOST, allowedHosts: ALLOWED_HOSTS, ownAddresses });
 }
 
 /** This machine's interface addresses, as a Host header names them (IPv6 in brackets). */
