@@ -17,6 +17,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { ALL_LAYERS_OFF } from '../lib/lab/settings.ts';
+import { encodeOrderFacts, ORDER_FACTS_TTL_MS, orderFactsKey } from '../lib/payments/order-facts.ts';
 import { type ChaosResults, chaosSection, describeFailures, runChaosStorm } from './lib/chaos-storm.ts';
 import { applyMigrations } from './lib/migrations.ts';
 import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './lib/next-app.ts';
@@ -41,8 +42,11 @@ function orderNo(): string {
   return `ord_${suffix}`;
 }
 
-/** Pending orders, inserted in bulk (the benchmark measures payments, not order creation). */
-async function createOrders(db: pg.Pool, count: number, lab: unknown): Promise<string[]> {
+/**
+ * Pending orders, inserted in bulk (the benchmark measures payments, not order creation). As the app's own
+ * createOrder does, an order with no settings of its own gets its facts in Redis (lib/payments/order-facts.ts).
+ */
+async function createOrders(db: pg.Pool, redis: Redis, count: number, lab: unknown): Promise<string[]> {
   const numbers = Array.from({ length: count }, orderNo);
   for (let i = 0; i < numbers.length; i += 5_000) {
     await db.query(
@@ -50,6 +54,12 @@ async function createOrders(db: pg.Pool, count: number, lab: unknown): Promise<s
        SELECT unnest($1::text[]), 4200, 'PENDING', $2::jsonb, now()`,
       [numbers.slice(i, i + 5_000), lab === null ? null : JSON.stringify(lab)],
     );
+  }
+  if (lab === null) {
+    const facts = redis.pipeline();
+    const encoded = encodeOrderFacts({ amountCents: 4200, owner: null });
+    for (const number of numbers) facts.set(orderFactsKey(number), encoded, 'PX', ORDER_FACTS_TTL_MS);
+    await facts.exec();
   }
   return numbers;
 }
@@ -353,9 +363,9 @@ async function measureThroughput(
       run({ url: `${BASE}/api/bench/empty`, connections: CONNECTIONS, duration: seconds }),
     );
     // Warm-up and measurement draw from one generator each, so every measured payment is on a fresh order.
-    const idealNext = freshPayments(await createOrders(db, perRun, null));
-    const onNext = freshPayments(await createOrders(db, perRun, null));
-    const offNext = freshPayments(await createOrders(db, perRun, { layers: ALL_LAYERS_OFF }));
+    const idealNext = freshPayments(await createOrders(db, redis, perRun, null));
+    const onNext = freshPayments(await createOrders(db, redis, perRun, null));
+    const offNext = freshPayments(await createOrders(db, redis, perRun, { layers: ALL_LAYERS_OFF }));
     const [ideal, guarded, unguarded] = (await measureInTurns([
       { label: 'ideal guard (ioredis + pg)', load: (seconds) => postLoad('/api/bench/ideal', idealNext, { seconds }) },
       { label: 'POST /api/payments, all layers on', load: (seconds) => postLoad('/api/payments', onNext, { seconds }) },
@@ -375,7 +385,7 @@ async function measureThroughput(
     let guardedLabOff: Load;
     try {
       await waitForApp(PORTS.app + 1, 60_000, labOff);
-      const labOffNext = freshPayments(await createOrders(db, labOffRun, null));
+      const labOffNext = freshPayments(await createOrders(db, redis, labOffRun, null));
       app.kill('SIGSTOP'); // the main instance sits still while the other one is measured
       const load = (seconds: number) =>
         postLoad('/api/payments', labOffNext, { seconds, base: `http://127.0.0.1:${PORTS.app + 1}` });
@@ -387,7 +397,7 @@ async function measureThroughput(
     }
 
     // 3. Duplicate storm: 100 orders, 10 requests each (same key: a client's retries), shuffled, 50 at once.
-    const stormOrders = await createOrders(db, 100, null);
+    const stormOrders = await createOrders(db, redis, 100, null);
     const storm = stormOrders.flatMap((order) => Array.from({ length: 10 }, () => order));
     for (let i = storm.length - 1; i > 0; i--) {
       const j = Math.floor(Math.random() * (i + 1));
@@ -418,7 +428,7 @@ async function measureThroughput(
     );
 
     // 4. Cost per payment and per duplicate (sequential, so the counters belong to these requests only).
-    const costOrders = await createOrders(db, 200, null);
+    const costOrders = await createOrders(db, redis, 200, null);
     const pay = (order: string, key: string) =>
       fetch(`${BASE}/api/payments`, {
         method: 'POST',
@@ -428,7 +438,7 @@ async function measureThroughput(
     const payment = await costOf(redis, costOrders.length, (i) => pay(costOrders[i] as string, `c-${costOrders[i]}`));
     const replay = await costOf(redis, costOrders.length, (i) => pay(costOrders[i] as string, `c-${costOrders[i]}`));
     const otherKey = await costOf(redis, costOrders.length, (i) => pay(costOrders[i] as string, `d-${costOrders[i]}`));
-    const idealCostOrders = await createOrders(db, 200, null);
+    const idealCostOrders = await createOrders(db, redis, 200, null);
     const idealCost = await costOf(redis, idealCostOrders.length, (i) =>
       fetch(`${BASE}/api/bench/ideal`, {
         method: 'POST',

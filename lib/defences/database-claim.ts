@@ -15,7 +15,7 @@ import 'server-only';
 // completed with the outcome once the bank has answered (with the outbox event for the receipt); released
 // when the bank refused before charging; kept UNKNOWN when the bank's answer is unknown, for the reconciler.
 // A claim lost before the bank (taken over after a pause) is not this attempt's to write any more.
-import { getDb } from '../db.ts';
+import { getDb, hotPath } from '../db.ts';
 import { PAYMENT_PAID } from '../events/outbox.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { reason } from '../lab/reasons.ts';
@@ -253,7 +253,7 @@ async function recordOutcome(
         WHERE biz_type = 'PAYMENT' AND biz_no = ${orderNo} AND outcome IS NULL ${claimed(Prisma.sql`owner`)}
         RETURNING 1`
     : Prisma.sql`SELECT 1 WHERE FALSE`;
-  const [recorded] = await getDb().$queryRaw<Array<{ order: number; row: number }>>`
+  const [recorded] = await hotPath().$queryRaw<Array<{ order: number; row: number }>>`
     WITH moved AS (
       UPDATE orders SET status = ${targetOf(event)}::payment_status, ${result}, attempt_id = NULL, claimed_at = NULL,
         unknown_since = NULL, updated_at = now()

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { getDb } from '../db.ts';
+import { getDb, hotPath } from '../db.ts';
 import { createOrder } from '../payments/orders.ts';
 import {
   DuplicateRecordError,
@@ -34,6 +34,25 @@ describe('the dedup table (real PostgreSQL)', () => {
     expect((await getDb().order.findUniqueOrThrow({ where: { orderNo } })).fence).toBe(1);
     await getDb().idempotentRecord.deleteMany({ where: { bizType: 'PAYMENT', bizNo: orderNo } });
     expect(await insertPaymentDedupRow(getDb(), orderNo, 'third', now)).toBe(2);
+  });
+
+  it('refuses the second row on the hot path too, where the adapter’s own error arrives unwrapped', async () => {
+    const { orderNo } = await createOrder({});
+    const now = new Date();
+    expect(await insertPaymentDedupRow(hotPath(), orderNo, 'first', now)).toBe(1);
+    await expect(insertPaymentDedupRow(hotPath(), orderNo, 'second', now)).rejects.toBeInstanceOf(DuplicateRecordError);
+    const raw = await hotPath()
+      .$queryRaw`INSERT INTO idempotent_record (biz_type, biz_no, owner) VALUES ('PAYMENT', ${orderNo}, 'third')`.catch(
+      (error: unknown) => error,
+    );
+    expect((raw as Error).name).toBe('DriverAdapterError');
+    expect(isUniqueViolation(raw)).toBe(true);
+    // Any other refusal is not a duplicate.
+    const other = await hotPath()
+      .$queryRaw`INSERT INTO idempotent_record (biz_type, biz_no, owner) VALUES (${'x'.repeat(300)}, ${orderNo}, 'x')`.catch(
+      (error: unknown) => error,
+    );
+    expect(isUniqueViolation(other)).toBe(false);
   });
 
   it('cleans up settled rows past the retention window, and only those', async () => {

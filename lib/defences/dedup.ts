@@ -11,7 +11,7 @@ import 'server-only';
 // when the bank refused before charging; it is kept without an outcome (in doubt) when the answer is unknown.
 // The mechanics, shared with layer 3, are in lib/defences/database-claim.ts; with layer 3 on, the claim of
 // both is one statement (lib/defences/payment-state.ts).
-import { getDb } from '../db.ts';
+import { hotPath, type SqlRunner } from '../db.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { databaseDefence } from './database-claim.ts';
 import type { Defence } from './defence.ts';
@@ -36,6 +36,10 @@ export class DuplicateRecordError extends Error {
  * `meta.target` is gone), or P2010 from a raw query whose driver error is a UniqueConstraintViolation.
  */
 export function isUniqueViolation(error: unknown): boolean {
+  // The hot path's statements go through the adapter alone (lib/db.ts hotPath): its own error, unwrapped.
+  if (error instanceof Error && error.name === 'DriverAdapterError') {
+    return (error.cause as { kind?: string } | undefined)?.kind === 'UniqueConstraintViolation';
+  }
   if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
   if (error.code === 'P2002') return true;
   const cause = (error.meta as { driverAdapterError?: { cause?: { kind?: string } } } | undefined)?.driverAdapterError
@@ -48,7 +52,7 @@ export function isUniqueViolation(error: unknown): boolean {
  * (raised in the same statement, so it keeps rising across rows deleted and inserted again). Returns the
  * token; throws DuplicateRecordError when the unique key refused the row (the statement is rolled back).
  */
-export async function insertPaymentDedupRow(tx: Tx, orderNo: string, owner: string, now: Date): Promise<number> {
+export async function insertPaymentDedupRow(tx: SqlRunner, orderNo: string, owner: string, now: Date): Promise<number> {
   try {
     const [row] = await tx.$queryRaw<Array<{ fence: number }>>`
       WITH generation AS (UPDATE orders SET fence = fence + 1 WHERE order_no = ${orderNo} RETURNING fence)
@@ -71,7 +75,7 @@ export function uniqueConstraintDefence(options: { bankKey: boolean }): Defence 
     bankKey: options.bankKey,
     async statement(orderNo, attemptId, now) {
       try {
-        return { fence: await insertPaymentDedupRow(getDb(), orderNo, attemptId, now) };
+        return { fence: await insertPaymentDedupRow(hotPath(), orderNo, attemptId, now) };
       } catch (error) {
         if (error instanceof DuplicateRecordError) return { refusedBy: 'uniqueConstraint' };
         throw error;

@@ -12,17 +12,19 @@ import 'server-only';
 // When the claim is given back: PAID or DECLINED with the bank's answer; PENDING again when the bank refused
 // before charging; UNKNOWN when its answer is unknown (the reconciler's). The mechanics, shared with layer 4,
 // are in lib/defences/database-claim.ts; with layer 4 on, both claims are one statement (below).
-import { getDb } from '../db.ts';
-import type { Prisma } from '../generated/prisma/client.ts';
+import { hotPath, type SqlRunner } from '../db.ts';
 import { databaseDefence } from './database-claim.ts';
 import { DuplicateRecordError, isUniqueViolation } from './dedup.ts';
 import type { Defence } from './defence.ts';
 import { statusesAllowing, targetOf } from './payment-transitions.ts';
 
-type Tx = Prisma.TransactionClient;
-
 /** The claim's fencing token when this attempt moved the order from PENDING to PROCESSING; else undefined. */
-export async function claimOrder(tx: Tx, orderNo: string, attemptId: string, now: Date): Promise<number | undefined> {
+export async function claimOrder(
+  tx: SqlRunner,
+  orderNo: string,
+  attemptId: string,
+  now: Date,
+): Promise<number | undefined> {
   const [claimed] = await tx.$queryRaw<Array<{ fence: number }>>`
     UPDATE orders
     SET status = ${targetOf('claim')}::payment_status, attempt_id = ${attemptId}, claimed_at = ${now},
@@ -40,7 +42,7 @@ export async function claimOrder(tx: Tx, orderNo: string, attemptId: string, now
  * when the unique key refused the row (the whole statement, the update included, is then rolled back).
  */
 export async function claimOrderWithDedupRow(
-  tx: Tx,
+  tx: SqlRunner,
   orderNo: string,
   attemptId: string,
   now: Date,
@@ -70,7 +72,7 @@ export function stateMachineDefence(options: { bankKey: boolean }): Defence {
     uniqueConstraint: false,
     bankKey: options.bankKey,
     async statement(orderNo, attemptId, now) {
-      const fence = await claimOrder(getDb(), orderNo, attemptId, now);
+      const fence = await claimOrder(hotPath(), orderNo, attemptId, now);
       return fence === undefined ? { refusedBy: 'stateMachine' } : { fence };
     },
   });
@@ -84,7 +86,7 @@ export function stateMachineAndDedupDefence(options: { bankKey: boolean }): Defe
     bankKey: options.bankKey,
     async statement(orderNo, attemptId, now) {
       try {
-        const fence = await claimOrderWithDedupRow(getDb(), orderNo, attemptId, now);
+        const fence = await claimOrderWithDedupRow(hotPath(), orderNo, attemptId, now);
         return fence === undefined ? { refusedBy: 'stateMachine' } : { fence };
       } catch (error) {
         if (error instanceof DuplicateRecordError) return { refusedBy: 'uniqueConstraint' };

@@ -9,6 +9,7 @@ import { newAttemptId } from '../instance.ts';
 import type { LabSettingsPatch } from '../lab/settings.ts';
 import type { CallerScope } from '../session.ts';
 import { type Charge, listCharges } from './bank.ts';
+import { rememberOrderFacts } from './order-facts.ts';
 import { newOrderNo } from './order-no.ts';
 import { outcomeFromOrder, type PaymentOutcome } from './outcome.ts';
 
@@ -54,6 +55,8 @@ export async function createOrder(input: NewOrder, owner?: CallerScope): Promise
     },
     select: { orderNo: true, amountCents: true, status: true },
   });
+  // Its facts for its payments, unless it has settings of its own: those are read from the row (order-facts.ts).
+  if (!input.lab) rememberOrderFacts(order.orderNo, { amountCents: order.amountCents, owner: owner ?? null });
   // The link that lets another session of the customer pay it too (the owner gives it out).
   const checkoutUrl = `/checkout/${order.orderNo}${joinCode ? `?join=${joinCode}` : ''}`;
   return { ...order, checkoutUrl };

@@ -29,6 +29,7 @@ import { type Lane, startLane, viewerOf } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
 import type { CallerScope } from '../session.ts';
 import { callBank } from './bank-call.ts';
+import { recallOrderFacts } from './order-facts.ts';
 import { mayUse } from './orders.ts';
 import type { RaceHook } from './race-points.ts';
 import { askBankAfterTakeover, reconcileOrder } from './reconcile.ts';
@@ -142,18 +143,23 @@ type OrderToPay = { amountCents: number; owner: string | null; settings: LabSett
 
 /** The order, if this caller may pay it, with the lab settings it runs under. */
 async function orderFor({ orderNo, caller }: PayRequest, lane: Lane): Promise<OrderToPay | undefined> {
-  const [order, globalSettings] = await Promise.all([
-    // Raw SQL on the hot path: the model query costs Prisma a query compilation per call (bench/results.md).
-    getDb().$queryRaw<Array<{ amountCents: number; lab: unknown; owner: string | null; payers: string[] }>>`
-      SELECT amount_cents AS "amountCents", lab, owner, payers FROM orders WHERE order_no = ${orderNo}`.then(
-      (rows) => rows[0],
-    ),
-    getLabSettings(),
-  ]);
-  if (!order || !mayUse(order, caller)) return undefined;
+  // Its facts (amount, owner) from Redis, kept there when it was created with no settings of its own: the
+  // database's first statement is then the claim. Without them, or for a caller other than its owner, the row.
+  const [facts, globalSettings] = await Promise.all([recallOrderFacts(orderNo), getLabSettings()]);
+  const known = facts && (facts.owner === null || facts.owner === caller) ? { ...facts, lab: null } : undefined;
+  const order = known ?? (await readOrder(orderNo));
+  if (!order || !mayUse({ payers: [], ...order }, caller)) return undefined;
   if (order.owner) lane.showTo(order.owner);
   const ownersLab = order.owner?.startsWith('s.') ? await getLabSettingsFor(order.owner) : globalSettings;
   return { amountCents: order.amountCents, owner: order.owner, settings: settingsForOrder(ownersLab, order.lab) };
+}
+
+async function readOrder(orderNo: string) {
+  // Raw SQL on the hot path: the model query costs Prisma a query compilation per call (bench/results.md).
+  const [order] = await getDb().$queryRaw<
+    Array<{ amountCents: number; lab: unknown; owner: string | null; payers: string[] }>
+  >`SELECT amount_cents AS "amountCents", lab, owner, payers FROM orders WHERE order_no = ${orderNo}`;
+  return order;
 }
 
 /** One attempt, as every defence sees it: the request, its layer 2 key, and the recovery path they may call. */
