@@ -89,15 +89,23 @@ export function startLane(
     requestId,
     mark(step, decision, why) {
       const now = performance.now();
-      buffered.push({
-        ...base,
+      const { orderNo, channel, instance, viewers } = base;
+      const event: TimelineEvent = {
+        orderNo,
+        channel,
+        instance,
+        viewers,
         requestId,
         step,
         decision,
-        ...(why && { reason: why }),
-        durationMs: Math.round(now - last),
-        at: Date.now(),
-      });
+        durationMs: 0,
+        at: 0,
+      };
+      if (why) event.reason = why;
+      event.durationMs = Math.round(now - last);
+      // The wall clock from the monotonic one: Next.js instruments Date.now() on the server, at a cost per call.
+      event.at = Math.round(performance.timeOrigin + now);
+      buffered.push(event);
       last = now;
     },
     flush() {
