@@ -33,14 +33,26 @@ export function orderLock(orderNo: string): string {
 }
 
 /**
- * One claim statement of layers 3 and 4: the claim's fencing token when this attempt took the claim, or
- * the layer whose statement refused it (no row changed: layer 3; the unique key refused the row: layer 4).
+ * One claim statement of layers 3 and 4: the claim's fencing token when this attempt took the claim; undefined
+ * when no row changed (layer 3 refused: the order is not PENDING); it throws DuplicateRecordError when the
+ * unique key refused the row (layer 4).
  */
-export type ClaimStatement = (
-  orderNo: string,
-  attemptId: string,
-  now: Date,
-) => Promise<{ fence: number } | { refusedBy: Layer }>;
+export type ClaimStatement = (orderNo: string, attemptId: string, now: Date) => Promise<number | undefined>;
+
+/** What a claim statement came to: this attempt's token, or the layer that refused it. */
+async function runClaim(
+  statement: ClaimStatement,
+  attempt: Attempt,
+): Promise<{ fence: number } | { refusedBy: Layer }> {
+  try {
+    const fence = await statement(attempt.orderNo, attempt.attemptId, new Date(attempt.now()));
+    return fence === undefined ? { refusedBy: 'stateMachine' } : { fence };
+  } catch (error) {
+    // dedup.ts's DuplicateRecordError, by name: dedup.ts builds its defence from this module.
+    if (error instanceof Error && error.name === 'DuplicateRecordError') return { refusedBy: 'uniqueConstraint' };
+    throw error;
+  }
+}
 
 /** Layers 3 and/or 4 as a defence, claiming the order with `statement`. */
 export function databaseDefence(layers: DatabaseLayers & { statement: ClaimStatement; bankKey: boolean }): Defence {
@@ -49,7 +61,7 @@ export function databaseDefence(layers: DatabaseLayers & { statement: ClaimState
     async claim(attempt) {
       const { lane, orderNo, attemptId } = attempt;
       for (let tries = 0; ; tries++) {
-        const claimed = await layers.statement(orderNo, attemptId, new Date(attempt.now()));
+        const claimed = await runClaim(layers.statement, attempt);
         if ('fence' in claimed) {
           const { fence } = claimed;
           if (layers.stateMachine) lane.mark('stateMachine', 'claimed', reason('dbClaimed', { fence }));

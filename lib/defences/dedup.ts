@@ -73,14 +73,7 @@ export function uniqueConstraintDefence(options: { bankKey: boolean }): Defence 
     stateMachine: false,
     uniqueConstraint: true,
     bankKey: options.bankKey,
-    async statement(orderNo, attemptId, now) {
-      try {
-        return { fence: await insertPaymentDedupRow(hotPath(), orderNo, attemptId, now) };
-      } catch (error) {
-        if (error instanceof DuplicateRecordError) return { refusedBy: 'uniqueConstraint' };
-        throw error;
-      }
-    },
+    statement: (orderNo, attemptId, now) => insertPaymentDedupRow(hotPath(), orderNo, attemptId, now),
   });
 }
 

@@ -71,10 +71,7 @@ export function stateMachineDefence(options: { bankKey: boolean }): Defence {
     stateMachine: true,
     uniqueConstraint: false,
     bankKey: options.bankKey,
-    async statement(orderNo, attemptId, now) {
-      const fence = await claimOrder(hotPath(), orderNo, attemptId, now);
-      return fence === undefined ? { refusedBy: 'stateMachine' } : { fence };
-    },
+    statement: (orderNo, attemptId, now) => claimOrder(hotPath(), orderNo, attemptId, now),
   });
 }
 
@@ -84,14 +81,6 @@ export function stateMachineAndDedupDefence(options: { bankKey: boolean }): Defe
     stateMachine: true,
     uniqueConstraint: true,
     bankKey: options.bankKey,
-    async statement(orderNo, attemptId, now) {
-      try {
-        const fence = await claimOrderWithDedupRow(hotPath(), orderNo, attemptId, now);
-        return fence === undefined ? { refusedBy: 'stateMachine' } : { fence };
-      } catch (error) {
-        if (error instanceof DuplicateRecordError) return { refusedBy: 'uniqueConstraint' };
-        throw error;
-      }
-    },
+    statement: (orderNo, attemptId, now) => claimOrderWithDedupRow(hotPath(), orderNo, attemptId, now),
   });
 }
