@@ -61,6 +61,7 @@ export function databaseDefence(layers: DatabaseLayers & { statement: ClaimState
     async claim(attempt) {
       const { lane, orderNo, attemptId } = attempt;
       for (let tries = 0; ; tries++) {
+        await attempt.at?.('order.claim');
         const claimed = await runClaim(layers.statement, attempt);
         if ('fence' in claimed) {
           const { fence } = claimed;
@@ -126,6 +127,7 @@ function orderHold(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, to
     fence: { fence: { lock: orderLock(orderNo), token: hold.fence }, byLock: false, layer },
     tookOver,
     async renew(now) {
+      await attempt.at?.('order.renew');
       if (await renewClaim(hold, layers, new Date(now))) return undefined;
       lane.mark(layer, 'lost', reason('claimLost'));
       return { kind: 'in_progress', answeredBy: layer };
@@ -136,6 +138,7 @@ function orderHold(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, to
       switch (verdict.kind) {
         case 'settled':
           // A failure here happens after the money moved: the reconciler settles the order from the bank.
+          await attempt.at?.('order.record');
           await recordOutcome(verdict.outcome, hold, layers).then(
             (recorded) => {
               if (!recorded) lane.mark('outcome', 'late', reason('outcomeLate'));
@@ -145,11 +148,13 @@ function orderHold(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, to
           );
           return;
         case 'nothingMoved':
+          await attempt.at?.('order.release');
           await releaseClaim(hold).catch((error: Error) =>
             console.error(`[pay] ${orderNo}: claim not released (${error.message})`),
           );
           return;
         case 'unknown':
+          await attempt.at?.('order.keepUnknown');
           await keepClaimUnknown(hold, new Date(verdict.since)).catch(() => {});
           return;
       }
@@ -173,6 +178,7 @@ export const unguardedOrder: Defence = {
         stopped: async (answer) => answer,
         async settle(verdict) {
           if (verdict.kind !== 'settled') return;
+          await attempt.at?.('order.record');
           await recordUnguarded(verdict.outcome).catch((error: Error) =>
             console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
           );

@@ -24,6 +24,7 @@ import type { Result } from 'ioredis';
 import { reason } from '../lab/reasons.ts';
 import type { KeyStrategy } from '../lab/settings.ts';
 import { outcomeFromCharge, parseOutcome } from '../payments/outcome.ts';
+import type { RacePoint } from '../payments/race-points.ts';
 import { getRedis, readLua, redisWith } from '../redis.ts';
 import type { CallerScope } from '../session.ts';
 import { recordUnguarded } from './database-claim.ts';
@@ -191,6 +192,7 @@ export function requestKeyDefence(options: { databaseDecides: boolean; bankKey: 
       const { key, lane, attemptId, leaseMs } = attempt;
       const claim = { owner: attemptId, fingerprint: key.fingerprint };
       const ttlSeconds = attempt.resultTtlSeconds;
+      await attempt.at?.('key.claim');
       const decision = await claimRequestKey(key.name, claim, { now: attempt.now(), leaseMs, ttlSeconds });
       switch (decision.kind) {
         case 'claimed':
@@ -245,6 +247,7 @@ async function answerInProgress(
     // The key's own claim paid (its holder died before storing the outcome): this intent's payment.
     const outcome = settled.outcome;
     const done = { fingerprint: key.fingerprint, outcome, existing: false };
+    await attempt.at?.('key.complete');
     await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);
     lane.mark('requestKey', 'stopped', reason('keyAlreadySettled', { ...key.shown, status: outcome.status }));
     return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
@@ -261,6 +264,7 @@ async function takeOver(
 ): Promise<Claim> {
   const { key, lane } = attempt;
   const taker = { owner: attempt.attemptId, fingerprint: key.fingerprint };
+  await attempt.at?.('key.takeOver');
   const context = { now: attempt.now(), ttlSeconds: attempt.resultTtlSeconds };
   const fence = await takeOverRequestKey(key.name, seen, taker, context);
   if (fence === undefined) {
@@ -295,8 +299,10 @@ async function recoverAlone(
   );
   if (verdict.kind === 'charged') {
     const outcome = outcomeFromCharge(orderNo, verdict.charge);
+    await attempt.at?.('order.record');
     await recordUnguarded(outcome);
     const done = { fingerprint: key.fingerprint, outcome, existing: false };
+    await attempt.at?.('key.complete');
     await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);
     lane.mark('requestKey', 'stopped', reason('keyBankHasCharge', { charge: verdict.charge.id }));
     return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
@@ -306,6 +312,7 @@ async function recoverAlone(
     return undefined;
   }
   const held = { name: key.name, fingerprint: key.fingerprint, owner, fence };
+  await attempt.at?.('key.keepUnknown');
   await markRequestKeyUnknown(held, seen.unknownSince ?? askedAt, attempt.resultTtlSeconds);
   lane.mark('requestKey', 'stopped', reason('keyMayLand'));
   return { kind: 'in_progress', answeredBy: 'requestKey' };
@@ -316,15 +323,24 @@ function keyHold(attempt: Attempt, fence: number, seen?: RequestKeyClaim): Hold 
   const { key, lane, orderNo } = attempt;
   const held: HeldKey = { name: key.name, fingerprint: key.fingerprint, owner: attempt.attemptId, fence };
   const ttlSeconds = attempt.resultTtlSeconds;
-  const complete = (outcome: unknown, existing: boolean) =>
-    completeRequestKey(key.name, held.owner, { fingerprint: key.fingerprint, outcome, existing }, ttlSeconds);
+  const at = async (point: RacePoint) => attempt.at?.(point);
+  const complete = async (outcome: unknown, existing: boolean) => {
+    await at('key.complete');
+    return completeRequestKey(key.name, held.owner, { fingerprint: key.fingerprint, outcome, existing }, ttlSeconds);
+  };
   const release = async () => {
+    await at('key.release');
     if (await releaseRequestKey(key.name, held.owner)) lane.mark('requestKey', 'released', reason('keyReleased'));
+  };
+  const keepUnknown = async (since: number) => {
+    await at('key.keepUnknown');
+    return markRequestKeyUnknown(held, since, ttlSeconds);
   };
   return {
     fence: { fence: { lock: requestKeyLock(key.name), token: fence }, byLock: true, layer: 'requestKey' },
     tookOver: seen !== undefined,
     async renew(now) {
+      await at('key.renew');
       if (await renewRequestKey(held, now)) return undefined;
       lane.mark('requestKey', 'lost', reason('claimLost'));
       return { kind: 'in_progress', answeredBy: 'requestKey' };
@@ -340,7 +356,7 @@ function keyHold(attempt: Attempt, fence: number, seen?: RequestKeyClaim): Hold 
       // A key taken over from an earlier attempt of the same intent may still be that attempt's charge in
       // doubt: it goes back to "unknown", never away.
       if (!seen) await release();
-      else if (await markRequestKeyUnknown(held, seen.unknownSince ?? attempt.now(), ttlSeconds)) {
+      else if (await keepUnknown(seen.unknownSince ?? attempt.now())) {
         lane.mark('requestKey', 'unknown', reason('keyKeptUnknown'));
       }
       return answer;
@@ -358,7 +374,7 @@ function keyHold(attempt: Attempt, fence: number, seen?: RequestKeyClaim): Hold 
           await release().catch(() => {});
           return;
         case 'unknown':
-          await markRequestKeyUnknown(held, verdict.since, ttlSeconds).catch(() => false);
+          await keepUnknown(verdict.since).catch(() => false);
           return;
       }
     },

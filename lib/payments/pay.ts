@@ -113,7 +113,6 @@ async function payOnce(request: PayRequest, options: PayOptions, lane: Lane): Pr
   const attempt = attemptOf(request, order, options, lane);
 
   // 1-5. The defences, in the article's order. A duplicate is answered by the first one that stops it.
-  await options.at?.('pay.claim');
   const claimed = await claimInOrder(defencesFor(layers, attempt), attempt);
   if (claimed.kind === 'stopped') return claimed.answer;
   const { holds, toBank } = claimed;
@@ -127,11 +126,8 @@ async function payOnce(request: PayRequest, options: PayOptions, lane: Lane): Pr
   // 5 + 6. The bank, once, under the innermost claim's fencing token.
   const fence = holds.findLast((hold) => hold.fence)?.fence;
   const { verdict, answer } = await callBank(attempt, { fence, toBank, faults });
-  if (verdict.kind === 'settled') {
-    // The lab's "crash after charge": the process dies here, having charged the card and recorded nothing.
-    if (faults.crashAfterCharge) options.crash();
-    await options.at?.('pay.afterBank');
-  }
+  // The lab's "crash after charge": the process dies here, having charged the card and recorded nothing.
+  if (verdict.kind === 'settled' && faults.crashAfterCharge) options.crash();
 
   // 7. Every claim hears the verdict, the innermost first (the database before the key). A failure to
   //    record happens after the money moved: nothing is released; the reconciler settles from the bank.

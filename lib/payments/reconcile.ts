@@ -58,16 +58,19 @@ export type ReconcileOptions = {
 /** Settles one order, if its claim is dead. */
 export async function reconcileOrder(orderNo: string, options: ReconcileOptions = {}): Promise<Reconciled> {
   const now = options.now ?? Date.now;
+  await options.at?.('reconcile.read');
   const view = await readClaim(orderNo);
   if (!view) return { kind: 'idle' };
   if (view.recorded) {
     // Final already; a dedup row its holder did not get to complete is given the outcome.
-    if (view.row) await completeStaleRow(view, view.recorded);
+    if (view.row) {
+      await options.at?.('reconcile.completeRow');
+      await completeStaleRow(view, view.recorded);
+    }
     return { kind: 'settled', outcome: view.recorded };
   }
   const claim = claimOf(view);
   if (!claim) return { kind: 'idle' };
-  await options.at?.('reconcile.read');
   const leaseMs =
     (options.leaseMs ?? settingsForOrder(await getLabSettingsFor(view.owner), view.lab).claims.leaseMs) *
     (options.patience ?? 1);
@@ -84,6 +87,7 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
     lane.flush();
     return result;
   };
+  await options.at?.('reconcile.takeOver');
   const hold = await takeOverClaim(view, options.payer?.attemptId ?? newAttemptId(), new Date(now()));
   if (!hold) {
     const again = await readClaim(orderNo);
@@ -168,19 +172,29 @@ export async function askBankAfterTakeover(
   return { verdict, previousToken: answer.previousToken, askedAt };
 }
 
+export type SweepOptions = {
+  /** At start-up: claims of this instance's previous life are dead, however young. */
+  atStartup?: boolean;
+  now?: () => number;
+  at?: RaceHook;
+  /** Only these orders (an operator's, or the race explorer's own); by default every order. */
+  orderNos?: string[];
+  /** The attempt-id prefix of this instance's current life (bootPrefix() by default): older lives' are dead at start-up. */
+  life?: string;
+};
+
 /** Settles every payment whose claim is dead. Returns how many it looked at. */
-export async function reconcileStalePayments(
-  options: { atStartup?: boolean; now?: () => number } = {},
-): Promise<number> {
+export async function reconcileStalePayments(options: SweepOptions = {}): Promise<number> {
   const now = options.now ?? Date.now;
   const mine = `${instanceName()}.`;
-  const current = bootPrefix();
+  const current = options.life ?? bootPrefix();
   // At start-up, claims taken by this instance's previous life are dead now, however young they are.
   const deadAttempt = options.atStartup ? (id: string) => id.startsWith(mine) && !id.startsWith(current) : undefined;
   // Candidates, found in SQL with each order's own lease (the global one unless its lab says otherwise):
   // claims abandoned for two leases (the sweep leaves the first to the payers), unknown outcomes nobody
   // holds, and, at start-up, this instance's previous life's claims. Each is judged again by reconcileOrder.
   const patience = 2;
+  await options.at?.('sweep.scan');
   const at = new Date(now());
   const globalLease = (await getLabSettings()).claims.leaseMs;
   const leaseOf = (lab: Prisma.Sql) =>
@@ -188,23 +202,25 @@ export async function reconcileStalePayments(
       ELSE ${globalLease}::int END) * ${patience}::int * interval '1 millisecond'`;
   const previousLife = (holder: Prisma.Sql) =>
     options.atStartup ? Prisma.sql`OR ${holder} LIKE ${`${mine}%`}` : Prisma.empty;
+  const only = (column: Prisma.Sql) =>
+    options.orderNos ? Prisma.sql`AND ${column} = ANY(${options.orderNos}::text[])` : Prisma.empty;
   const db = getDb();
   const [orders, rows] = await Promise.all([
     db.$queryRaw<Array<{ orderNo: string }>>`
       SELECT order_no AS "orderNo" FROM orders
-      WHERE status IN ('PROCESSING', 'UNKNOWN')
+      WHERE status IN ('PROCESSING', 'UNKNOWN') ${only(Prisma.sql`order_no`)}
         AND (attempt_id IS NULL OR claimed_at < ${at}::timestamptz - ${leaseOf(Prisma.sql`lab`)} ${previousLife(Prisma.sql`attempt_id`)})
       LIMIT 500`,
     db.$queryRaw<Array<{ orderNo: string }>>`
       SELECT r.biz_no AS "orderNo" FROM idempotent_record r JOIN orders o ON o.order_no = r.biz_no
-      WHERE r.biz_type = 'PAYMENT' AND r.outcome IS NULL
+      WHERE r.biz_type = 'PAYMENT' AND r.outcome IS NULL ${only(Prisma.sql`r.biz_no`)}
         AND (r.owner IS NULL OR r.claimed_at < ${at}::timestamptz - ${leaseOf(Prisma.sql`o.lab`)} ${previousLife(Prisma.sql`r.owner`)})
       LIMIT 500`,
   ]);
   const orderNos = new Set([...orders, ...rows].map((row) => row.orderNo));
   for (const orderNo of orderNos) {
     try {
-      await reconcileOrder(orderNo, { deadAttempt, now, patience });
+      await reconcileOrder(orderNo, { deadAttempt, now, patience, at: options.at });
     } catch (error) {
       console.error(`[reconcile] ${orderNo}: ${error instanceof Error ? error.message : error}`);
     }

@@ -2,11 +2,9 @@ import 'server-only';
 // Runs the reconciler in the app process: once at start-up (claims this instance's previous life left
 // behind are settled at once) and then every few seconds (stale claims of any instance, unknown outcomes);
 // and, hourly, the dedup table's cleanup and the retention job (lib/payments/retention.ts).
-import { getDb } from '../db.ts';
-import { deleteSettledDedupRecords } from '../defences/dedup.ts';
 import { env } from '../env.ts';
 import { reconcileStalePayments } from './reconcile.ts';
-import { pruneOldRecords } from './retention.ts';
+import { runHousekeeping } from './retention.ts';
 
 const EVERY_MS = 5_000;
 let started = false;
@@ -34,19 +32,12 @@ export function startReconciler(): void {
   };
   void sweep();
   setInterval(() => void sweep(), Math.min(EVERY_MS, env().REQUEST_KEY_LEASE_MS)).unref();
-  // Layer 4's table needs cleanup (the article says so): settled rows past the retention window.
-  const cleanUp = () =>
-    deleteSettledDedupRecords(getDb(), new Date(Date.now() - env().DEDUP_RETENTION_DAYS * 86_400_000)).catch(
-      (error: Error) => console.error(`[dedup] cleanup skipped: ${error.message}`),
-    );
-  // Retention: nothing grows without bound (RETENTION_DAYS; 0 keeps everything).
-  const prune = async () => {
-    const days = env().RETENTION_DAYS;
-    if (days === 0) return;
-    await pruneOldRecords(new Date(Date.now() - days * 86_400_000)).catch((error: Error) =>
-      console.error(`[retention] skipped: ${error.message}`),
-    );
-  };
-  void cleanUp().then(prune);
-  setInterval(() => void cleanUp().then(prune), 3_600_000).unref();
+  // Layer 4's table needs cleanup (the article says so), and nothing grows without bound (retention).
+  const housekeeping = () =>
+    runHousekeeping(new Date(), {
+      retentionDays: env().RETENTION_DAYS,
+      dedupRetentionDays: env().DEDUP_RETENTION_DAYS,
+    });
+  void housekeeping();
+  setInterval(() => void housekeeping(), 3_600_000).unref();
 }

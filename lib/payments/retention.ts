@@ -5,6 +5,7 @@ import 'server-only';
 // (PROCESSING, UNKNOWN) is kept whatever its age: the reconciler has to settle it first. In batches, so one
 // run never holds long locks.
 import { getDb } from '../db.ts';
+import { deleteSettledDedupRecords } from '../defences/dedup.ts';
 
 export type Pruned = {
   orders: number;
@@ -48,4 +49,21 @@ export async function pruneOldRecords(olderThan: Date): Promise<Pruned> {
     outbox: count('outbox'),
     fences: count('fences'),
   };
+}
+
+/**
+ * The hourly job, as of `now`: the dedup table's cleanup (rows past `dedupRetentionDays`), then retention
+ * (`retentionDays`; 0 keeps everything). The reconciler's loop runs it (lib/payments/reconciler-loop.ts).
+ */
+export async function runHousekeeping(
+  now: Date,
+  horizons: { retentionDays: number; dedupRetentionDays: number },
+): Promise<void> {
+  await deleteSettledDedupRecords(getDb(), new Date(now.getTime() - horizons.dedupRetentionDays * 86_400_000)).catch(
+    (error: Error) => console.error(`[dedup] cleanup skipped: ${error.message}`),
+  );
+  if (horizons.retentionDays === 0) return;
+  await pruneOldRecords(new Date(now.getTime() - horizons.retentionDays * 86_400_000)).catch((error: Error) =>
+    console.error(`[retention] skipped: ${error.message}`),
+  );
 }

@@ -1,77 +1,195 @@
-// The race explorer's scheduler: actors (payment attempts, reconcilers, the clock) run one at a time, and
-// between two named points (lib/payments/race-points.ts) an actor runs alone. At each point the actor
-// stops, and the scheduler picks who runs next from a list of choices (fast-check generates and shrinks
-// it), so one list of choices is one interleaving, replayed exactly. No sleeps, no luck.
+// The race explorer's scheduler: actors (payment attempts, reconcilers, the sweep, the clock) run one at a
+// time, and between two named points (lib/payments/race-points.ts) an actor runs alone. At each point the
+// actor stops, and the scheduler decides who runs next: from a list of choices (random schedules, which
+// fast-check generates and shrinks), from a script (the regression schedules), or from a model's trace
+// (test/races/conformance.ts). One list of decisions is one interleaving, replayed exactly. No sleeps.
+//
+// A crash is what it is in a real process: the actor is never resumed. Nothing after its point runs, no
+// `finally`, no release; its claims stay where they are, for the recovery path to find.
 
 /** How an actor ended. */
-export type ActorEnd<T> = { kind: 'returned'; value: T } | { kind: 'threw'; error: unknown };
+export type ActorEnd<T> =
+  | { kind: 'returned'; value: T }
+  | { kind: 'threw'; error: unknown }
+  /** Killed at `point` (a crash fault, or a restart of its process): it never ran another line. */
+  | { kind: 'crashed'; point: string };
 
-type Waiting = { point: string; resume: () => void };
+type Actor = {
+  name: string;
+  /** Where it waits for its turn (undefined while it runs, or once it has ended). */
+  waiting?: { point: string; resume: () => void };
+  ended: boolean;
+  /** Dies on arriving at this point (its n-th arrival there, 1 by default). */
+  crashAt?: { point: string; nth: number };
+  arrivals: Map<string, number>;
+  finish: (end: ActorEnd<unknown>) => void;
+};
+
+export type StepHooks = {
+  /** Before `actor` runs on from `point` (the world can be inspected: nobody else runs meanwhile). */
+  before?: (actor: string, point: string) => Promise<void>;
+  /** After it reached its next point (`next`), or ended. */
+  after?: (actor: string, point: string, next: string | undefined) => Promise<void>;
+};
 
 export class RaceScheduler {
-  /** Actors stopped at a point, waiting for their turn, by name. */
-  private readonly waiting = new Map<string, Waiting>();
-  private readonly names: string[] = [];
-  /** Resolved when the running actor reaches its next point or ends. */
+  private readonly actors: Actor[] = [];
+  /** Resolved when the running actor reaches its next point, ends or dies. */
   private yielded: (() => void) | undefined;
-  private step = 0;
-  /** Every step taken: `actor@point`, the interleaving in words. */
+  /** Every step taken, `actor@point`: the interleaving in words. */
   readonly trace: string[] = [];
 
-  /**
-   * `choices`: actor indices (in order of spawning), one per step, used in turn and then from the start
-   * again; a chosen actor that is not waiting (it ended) gives its turn to the next waiting one.
-   */
-  constructor(private readonly choices: readonly number[]) {}
+  constructor(
+    private readonly hooks: StepHooks = {},
+    private readonly stepMs = 20_000,
+  ) {}
 
-  /** Starts an actor; it waits at `start` for its first turn. `at` is its hook for the named points. */
-  spawn<T>(name: string, body: (at: (point: string) => Promise<void>) => Promise<T>): Promise<ActorEnd<T>> {
-    this.names.push(name);
+  /**
+   * Starts an actor; it waits at `start` for its first turn. `at` is its hook for the named points.
+   * `crashAt`: the actor dies when it arrives there (its `nth` arrival).
+   */
+  spawn<T>(
+    name: string,
+    body: (at: (point: string) => Promise<void>) => Promise<T>,
+    crashAt?: { point: string; nth?: number },
+  ): Promise<ActorEnd<T>> {
+    let finish: (end: ActorEnd<unknown>) => void = () => {};
+    const ended = new Promise<ActorEnd<T>>((resolve) => {
+      finish = resolve as (end: ActorEnd<unknown>) => void;
+    });
+    const actor: Actor = {
+      name,
+      ended: false,
+      crashAt: crashAt && { point: crashAt.point, nth: crashAt.nth ?? 1 },
+      arrivals: new Map(),
+      finish: (end) => {
+        if (actor.ended) return;
+        actor.ended = true;
+        actor.waiting = undefined;
+        finish(end);
+        queueMicrotask(() => this.yielded?.());
+      },
+    };
+    this.actors.push(actor);
     const at = (point: string) =>
       new Promise<void>((resume) => {
-        this.waiting.set(name, { point, resume });
+        const arrivals = (actor.arrivals.get(point) ?? 0) + 1;
+        actor.arrivals.set(point, arrivals);
+        if (actor.crashAt && actor.crashAt.point === point && actor.crashAt.nth === arrivals) {
+          actor.finish({ kind: 'crashed', point }); // and `resume` is never called
+          return;
+        }
+        actor.waiting = { point, resume };
         this.yielded?.();
       });
-    return (async (): Promise<ActorEnd<T>> => {
+    void (async () => {
       try {
         await at('start');
-        return { kind: 'returned', value: await body(at) };
+        const value = await body(at);
+        actor.finish({ kind: 'returned', value });
       } catch (error) {
-        return { kind: 'threw', error };
-      } finally {
-        queueMicrotask(() => this.yielded?.());
+        actor.finish({ kind: 'threw', error });
       }
     })();
+    return ended;
   }
 
-  /** Runs every actor to its end, one step at a time. Throws when an actor takes longer than `stepMs`. */
-  async run(stepMs = 10_000): Promise<void> {
-    while (this.waiting.size > 0) {
-      const name = this.pick();
-      const turn = this.waiting.get(name);
-      if (!turn) throw new Error(`scheduler: ${name} is not waiting`);
-      this.waiting.delete(name);
-      this.trace.push(`${name}@${turn.point}`);
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve, reject) => {
-        this.yielded = resolve;
-        timer = setTimeout(
-          () => reject(new Error(`scheduler: ${name} did not reach a point within ${stepMs} ms (after ${turn.point})`)),
-          stepMs,
-        );
-        turn.resume();
-      }).finally(() => clearTimeout(timer));
-      this.yielded = undefined;
+  /** The actors' names, in the order they were spawned. */
+  get names(): string[] {
+    return this.actors.map((actor) => actor.name);
+  }
+
+  /** Where the actor waits, or undefined (running, ended or dead). */
+  waitingAt(name: string): string | undefined {
+    return this.actor(name).waiting?.point;
+  }
+
+  /** The actors waiting for a turn, in spawning order. */
+  waitingActors(): string[] {
+    return this.actors.filter((actor) => actor.waiting).map((actor) => actor.name);
+  }
+
+  hasEnded(name: string): boolean {
+    return this.actor(name).ended;
+  }
+
+  /** The actor dies where it waits: it is never resumed. */
+  crash(name: string): void {
+    const actor = this.actor(name);
+    if (!actor.waiting) throw new Error(`scheduler: ${name} is not waiting, it cannot be crashed`);
+    const { point } = actor.waiting;
+    this.trace.push(`${name}✝${point}`);
+    actor.finish({ kind: 'crashed', point });
+  }
+
+  /** Runs `name` from the point it waits at to its next point (or its end). */
+  async step(name: string): Promise<void> {
+    const actor = this.actor(name);
+    const turn = actor.waiting;
+    if (!turn) throw new Error(`scheduler: ${name} is not waiting`);
+    await this.hooks.before?.(name, turn.point);
+    actor.waiting = undefined;
+    this.trace.push(`${name}@${turn.point}`);
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve, reject) => {
+      this.yielded = resolve;
+      timer = setTimeout(
+        () =>
+          reject(new Error(`scheduler: ${name} did not reach a point within ${this.stepMs} ms (after ${turn.point})`)),
+        this.stepMs,
+      );
+      turn.resume();
+    }).finally(() => clearTimeout(timer));
+    this.yielded = undefined;
+    // Let an actor that just finished settle its end before anyone looks.
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.hooks.after?.(name, turn.point, this.waitingAt(name));
+  }
+
+  /** Runs `name` until it waits at `point` (at once if it waits there already), or to its end. Throws if it ends first. */
+  async runUntil(name: string, point?: string): Promise<void> {
+    for (;;) {
+      const at = this.waitingAt(name);
+      if (at === undefined) {
+        if (point === undefined && this.hasEnded(name)) return;
+        throw new Error(`scheduler: ${name} ended before reaching ${point} (trace: ${this.trace.join(' ')})`);
+      }
+      if (at === point) return;
+      await this.step(name);
     }
   }
 
-  private pick(): string {
-    const choice = this.choices.length === 0 ? 0 : (this.choices[this.step % this.choices.length] ?? 0);
-    this.step++;
-    for (let offset = 0; offset < this.names.length; offset++) {
-      const name = this.names[(choice + offset) % this.names.length];
-      if (name !== undefined && this.waiting.has(name)) return name;
+  /**
+   * Runs every actor to its end. At each step the next choice (an actor index, in spawning order, used in turn
+   * and then from the start again) picks who runs; a chosen actor that is not waiting gives its turn to the next
+   * waiting one.
+   */
+  async runChoices(choices: readonly number[]): Promise<void> {
+    let stepNo = 0;
+    for (let waiting = this.waitingActors(); waiting.length > 0; waiting = this.waitingActors()) {
+      const choice = choices.length === 0 ? 0 : (choices[stepNo % choices.length] ?? 0);
+      stepNo++;
+      const names = this.names;
+      let picked: string | undefined;
+      for (let offset = 0; offset < names.length && !picked; offset++) {
+        const name = names[(choice + offset) % names.length];
+        if (name !== undefined && this.waitingAt(name) !== undefined) picked = name;
+      }
+      if (!picked) throw new Error('scheduler: nobody is waiting');
+      await this.step(picked);
     }
-    throw new Error('scheduler: nobody is waiting');
+  }
+
+  /** Runs whoever still waits to its end, one at a time, in spawning order. */
+  async drain(): Promise<void> {
+    for (let waiting = this.waitingActors(); waiting.length > 0; waiting = this.waitingActors()) {
+      await this.runUntil(waiting[0] as string);
+    }
+  }
+
+  private actor(name: string): Actor {
+    const actor = this.actors.find((candidate) => candidate.name === name);
+    if (!actor) throw new Error(`scheduler: no actor ${name}`);
+    return actor;
   }
 }

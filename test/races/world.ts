@@ -1,0 +1,418 @@
+// One order of the race explorer, against the real PostgreSQL and Redis: the real pipeline, the real
+// reconciler and sweep as actors under a RaceScheduler; the events that strike between their steps (the
+// clock jumping past a lease or the bank's settlement window, the process restarting, Redis losing its keys,
+// the hourly housekeeping); and the invariants every schedule must end with.
+//
+// Time is a virtual clock (leases, windows, the bank's statement all follow it), so a schedule replays
+// exactly. Each world touches only its own order, its own caller's keys and its own lab settings, so many
+// worlds run side by side on one database.
+import { getDb } from '../../lib/db.ts';
+import { attemptKeyOf } from '../../lib/defences/request-key.ts';
+import { decodeRecord } from '../../lib/defences/request-key-record.ts';
+import { sendReceipt } from '../../lib/events/receipts.ts';
+import { ALL_LAYERS_OFF, BANK_SETTLEMENT_WINDOW_MS, type Faults } from '../../lib/lab/settings.ts';
+import { createOrder } from '../../lib/payments/orders.ts';
+import { parseOutcome } from '../../lib/payments/outcome.ts';
+import { defaultPayOptions, type PayResult, pay } from '../../lib/payments/pay.ts';
+import type { RaceHook, RacePoint } from '../../lib/payments/race-points.ts';
+import { reconcileOrder, reconcileStalePayments } from '../../lib/payments/reconcile.ts';
+import { runHousekeeping } from '../../lib/payments/retention.ts';
+import { getRedis } from '../../lib/redis.ts';
+import { clientScope } from '../../lib/session.ts';
+import { type ActorEnd, RaceScheduler } from './scheduler.ts';
+
+/** The defences that act on the server (the token and the pending UI belong to a page). */
+export const SERVER_LAYERS = ['requestKey', 'stateMachine', 'uniqueConstraint', 'bankKey'] as const;
+export type ServerLayer = (typeof SERVER_LAYERS)[number];
+export type ServerLayers = Record<ServerLayer, boolean>;
+
+/** What the bank does with one attempt's charge. */
+export const BANK_FAULTS = [
+  'none',
+  /** The bank answers "timeout" before it charges; the charge lands LATE_CHARGE_MS later. */
+  'lateCharge',
+  /** The bank charges, then the answer times out. */
+  'timeoutAfterCharge',
+  /** The bank fails before charging (nothing moved). */
+  'bankError',
+  /** The bank declines the card. */
+  'decline',
+] as const;
+export type BankFault = (typeof BANK_FAULTS)[number];
+
+export const LEASE_MS = 100;
+export const LATE_CHARGE_MS = 2_000;
+
+const BANK: Record<BankFault, Partial<Faults>> = {
+  none: {},
+  lateCharge: { bankLateChargeMs: LATE_CHARGE_MS },
+  timeoutAfterCharge: { bankTimeoutAfterCharge: true },
+  bankError: { bankFailure: 'error' },
+  decline: { bankFailure: 'decline' },
+};
+
+/** Who takes part. `crashAt`: the actor dies on arriving at that point (its `nth` arrival there). */
+export type ActorPlan = { name: string; crashAt?: { point: RacePoint; nth?: number } } & (
+  | { kind: 'pay'; key: string; bank?: BankFault }
+  | { kind: 'reconcile' }
+  | { kind: 'sweep' }
+);
+
+/** What may strike between two steps. */
+export const EVENTS = ['lease', 'window', 'restart', 'flushRedis', 'dedupCleanup', 'retention'] as const;
+export type WorldEvent = (typeof EVENTS)[number];
+
+export const INVARIANTS = [
+  'at most one charge per order wherever the matrix declares it (layer 3, 4 or 5 on; layer 2 alone: per key, while Redis keeps its keys)',
+  'every charge ends recorded: a PAID order naming it, its dedup row agreeing, no claim left; no charge: no claim left',
+  'nobody is told PAID without a charge, nor DECLINED over one',
+  'one payment.paid event, and one receipt, per charge',
+  'a takeover never takes a live claim (one within its lease, renewed, or held by a living process)',
+  'housekeeping deletes an order only once it is settled',
+  'the last retry of the intent is told the charge',
+];
+
+/** A payment's claim, as the explorer reads it to judge a takeover. */
+type ClaimSeen = { holder: string | null; fence: number; claimedAt: number } | undefined;
+
+export class RaceWorld {
+  readonly clock: { now: number };
+  readonly scheduler: RaceScheduler;
+  readonly violations: string[] = [];
+  readonly ends = new Map<string, Promise<ActorEnd<unknown>>>();
+  /** Every charge the bank has held for the order at some point (housekeeping must not lose one). */
+  private readonly chargesSeen = new Set<string>();
+  /** Holders that died with their process (a restart): their claims are dead, whatever their age. */
+  private readonly deadHolders = new Set<string>();
+  /** Whether Redis lost its keys: layer 2 alone then no longer promises one charge. */
+  redisLost = false;
+  /** Whether housekeeping pruned the order (it was settled then). */
+  pruned = false;
+  private lives = 0;
+  private readonly keyOf = new Map<string, string>();
+
+  private constructor(
+    readonly orderNo: string,
+    readonly layers: ServerLayers,
+  ) {
+    this.clock = { now: Date.now() };
+    this.scheduler = new RaceScheduler({
+      before: (actor, point) => this.beforeStep(actor, point),
+      after: (actor, point) => this.afterStep(actor, point),
+    });
+  }
+
+  static async create(layers: ServerLayers): Promise<RaceWorld> {
+    const all = { ...ALL_LAYERS_OFF, ...layers };
+    const { orderNo } = await createOrder({ lab: { layers: all, claims: { leaseMs: LEASE_MS } } });
+    return new RaceWorld(orderNo, layers);
+  }
+
+  readonly now = () => this.clock.now;
+  get caller() {
+    return clientScope(`race-${this.orderNo}`);
+  }
+
+  /** The Redis key a payment with `key` claims (layer 2, the business strategy). */
+  requestKeyName(key: string): string {
+    return attemptKeyOf(this.caller, 'business', {
+      orderNo: this.orderNo,
+      idempotencyKey: key,
+      params: { orderNo: this.orderNo },
+      payload: { orderNo: this.orderNo, amountCents: 4_200 },
+    }).name;
+  }
+
+  /** One payment attempt of this order, with its own faults and hook. */
+  pay(key: string, at: RaceHook | undefined, bank: BankFault = 'none', requestId?: string): Promise<PayResult> {
+    return pay(
+      {
+        orderNo: this.orderNo,
+        caller: this.caller,
+        channel: 'api',
+        idempotencyKey: key,
+        amountCents: 4_200,
+        requestId,
+      },
+      {
+        ...defaultPayOptions(),
+        now: this.now,
+        at,
+        faults: BANK[bank],
+        publish: () => {},
+        crash: () => {
+          throw new Error('a lab crash fault: the explorer crashes actors at points instead');
+        },
+      },
+    );
+  }
+
+  spawn(plan: ActorPlan): void {
+    const body = (at: (point: string) => Promise<void>): Promise<unknown> => {
+      const hook = at as RaceHook;
+      switch (plan.kind) {
+        case 'pay':
+          this.keyOf.set(plan.name, this.requestKeyName(plan.key));
+          return this.pay(plan.key, hook, plan.bank, plan.name);
+        case 'reconcile':
+          return reconcileOrder(this.orderNo, { leaseMs: LEASE_MS, now: this.now, at: hook, publish: () => {} });
+        case 'sweep':
+          return reconcileStalePayments({ now: this.now, at: hook, orderNos: [this.orderNo] });
+      }
+    };
+    this.ends.set(plan.name, this.scheduler.spawn(plan.name, body, plan.crashAt));
+  }
+
+  /** Something strikes between two steps. */
+  async strike(event: WorldEvent): Promise<void> {
+    this.scheduler.trace.push(`!${event}`);
+    switch (event) {
+      case 'lease':
+        this.clock.now += LEASE_MS + 1;
+        return;
+      case 'window':
+        this.clock.now += BANK_SETTLEMENT_WINDOW_MS + 1;
+        return;
+      case 'restart':
+        return this.restart();
+      case 'flushRedis':
+        return this.flushRedis();
+      case 'dedupCleanup':
+        // The hourly job once the dedup rows' retention has passed, and the orders' has not (or is off).
+        return this.housekeeping({ retentionDays: 0, dedupRetentionDays: 30 });
+      case 'retention':
+        // The hourly job once everything about this order is older than both retention windows.
+        return this.housekeeping({ retentionDays: 30, dedupRetentionDays: 30 });
+    }
+  }
+
+  /** The process dies: every actor in it, wherever it waits; it starts again, and its start-up sweep runs. */
+  private async restart(): Promise<void> {
+    for (const holder of await this.holders()) this.deadHolders.add(holder);
+    for (const name of this.scheduler.waitingActors()) this.scheduler.crash(name);
+    this.lives++;
+    const life = `restarted-${this.lives}-${this.orderNo}.`;
+    const name = this.lives === 1 ? 'boot' : `boot${this.lives}`;
+    this.ends.set(
+      name,
+      this.scheduler.spawn(name, (at) =>
+        reconcileStalePayments({ atStartup: true, life, now: this.now, at: at as RaceHook, orderNos: [this.orderNo] }),
+      ),
+    );
+  }
+
+  /** Redis loses every key of this order (a restart without persistence): its request keys and facts. */
+  private async flushRedis(): Promise<void> {
+    this.redisLost = true;
+    const redis = getRedis();
+    const keys = [...new Set(this.keyOf.values())];
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.del(`order:facts:${this.orderNo}`);
+  }
+
+  private async housekeeping(horizons: { retentionDays: number; dedupRetentionDays: number }): Promise<void> {
+    const before = await this.read();
+    for (const charge of before.charges) this.chargesSeen.add(charge.id);
+    // This order's rows become older than both horizons (and only this order's: other worlds run beside it).
+    const db = getDb();
+    await db.$executeRaw`UPDATE orders SET created_at = created_at - interval '40 days', updated_at = updated_at - interval '40 days'
+      WHERE order_no = ${this.orderNo}`;
+    await db.$executeRaw`UPDATE idempotent_record SET created_at = created_at - interval '40 days' WHERE biz_no = ${this.orderNo}`;
+    await runHousekeeping(new Date(), horizons);
+    const after = await this.read();
+    if (before.order && !after.order) {
+      this.pruned = true;
+      const settled = settledProblems(before, 'when housekeeping pruned it');
+      if (settled.length > 0) this.violations.push(`housekeeping pruned an order not settled: ${settled.join('; ')}`);
+    }
+  }
+
+  /** Every holder of a claim on this order now: the order's, the dedup row's, the request keys'. */
+  private async holders(): Promise<string[]> {
+    const world = await this.read();
+    const keys = await Promise.all([...new Set(this.keyOf.values())].map((name) => this.readKey(name)));
+    return [world.order?.attemptId, world.row?.owner, ...keys.map((key) => key?.holder)].filter(
+      (holder): holder is string => typeof holder === 'string',
+    );
+  }
+
+  // ---- the takeover check: a takeover never takes a live claim ------------------------------------------
+
+  private claimBefore: { actor: string; point: string; claim: ClaimSeen } | undefined;
+
+  private async beforeStep(actor: string, point: string): Promise<void> {
+    this.claimBefore =
+      point === 'reconcile.takeOver' || point === 'key.takeOver'
+        ? { actor, point, claim: await this.claimAt(actor, point) }
+        : undefined;
+  }
+
+  private async afterStep(actor: string, point: string): Promise<void> {
+    const before = this.claimBefore;
+    this.claimBefore = undefined;
+    if (!before?.claim || before.actor !== actor) return;
+    const after = await this.claimAt(actor, point);
+    const takenOver = after !== undefined && after.fence !== before.claim.fence;
+    if (!takenOver) return;
+    const { holder, claimedAt } = before.claim;
+    const dead = holder === null || this.deadHolders.has(holder) || claimedAt + LEASE_MS <= this.clock.now;
+    if (!dead) {
+      this.violations.push(
+        `${actor} took over a live claim at ${point} (held by ${holder}, renewed ${this.clock.now - claimedAt} ms ago)`,
+      );
+    }
+  }
+
+  /** The claim a takeover at `point` acts on: the actor's request key, or the order's (its dedup row's). */
+  private async claimAt(actor: string, point: string): Promise<ClaimSeen> {
+    if (point === 'key.takeOver') {
+      const name = this.keyOf.get(actor);
+      return name ? this.readKey(name) : undefined;
+    }
+    const { order, row } = await this.read();
+    if (order && (order.status === 'PROCESSING' || order.status === 'UNKNOWN')) {
+      return { holder: order.attemptId, fence: order.fence, claimedAt: order.claimedAt?.getTime() ?? 0 };
+    }
+    if (row && row.outcome === null) return { holder: row.owner, fence: row.fence, claimedAt: row.claimedAt.getTime() };
+    return undefined;
+  }
+
+  private async readKey(name: string): Promise<ClaimSeen> {
+    const raw = await getRedis().get(name);
+    const record = raw === null ? undefined : decodeRecord(raw);
+    if (!record || record.state === 'done') return undefined;
+    return { holder: record.owner, fence: record.fence, claimedAt: record.since };
+  }
+
+  // ---- the end of a schedule ----------------------------------------------------------------------------
+
+  /** The order, its dedup row, the bank's statement and the outbox, as they are. */
+  async read(): Promise<WorldState> {
+    const db = getDb();
+    const [order, row, charges, events, receipts] = await Promise.all([
+      db.order.findUnique({
+        where: { orderNo: this.orderNo },
+        select: { status: true, chargeId: true, attemptId: true, fence: true, claimedAt: true },
+      }),
+      db.idempotentRecord.findUnique({
+        where: { bizType_bizNo: { bizType: 'PAYMENT', bizNo: this.orderNo } },
+        select: { owner: true, fence: true, claimedAt: true, outcome: true },
+      }),
+      db.bankCharge.findMany({
+        where: { merchantRef: this.orderNo },
+        select: { id: true, createdAt: true },
+        orderBy: { createdAt: 'asc' },
+      }),
+      db.outboxEvent.findMany({ where: { key: this.orderNo }, select: { payload: true }, orderBy: { id: 'asc' } }),
+      db.receipt.findMany({ where: { orderNo: this.orderNo }, select: { chargeId: true } }),
+    ]);
+    return {
+      order,
+      row,
+      charges,
+      events: events.map((event) => parseOutcome(event.payload)).flatMap((outcome) => (outcome ? [outcome] : [])),
+      receipts: receipts.map((receipt) => receipt.chargeId),
+    };
+  }
+
+  /** Time passes (every late charge lands, every lease runs out) and the sweep runs until nothing changes. */
+  async settle(): Promise<void> {
+    let last = '';
+    for (let round = 0; round < 8; round++) {
+      this.clock.now += BANK_SETTLEMENT_WINDOW_MS + 2 * LEASE_MS + 1;
+      await reconcileStalePayments({ now: this.now, orderNos: [this.orderNo] });
+      const state = JSON.stringify(await this.read());
+      if (state === last) return;
+      last = state;
+    }
+  }
+
+  /** Whether the matrix declares this schedule's order safe from a second charge. */
+  bounded(sameKey: boolean): boolean {
+    const { stateMachine, uniqueConstraint, bankKey, requestKey } = this.layers;
+    return stateMachine || uniqueConstraint || bankKey || (requestKey && sameKey && !this.redisLost);
+  }
+
+  /** The invariants, at the end of a schedule (after `settle`). */
+  async check(told: PayResult[], when: string, sameKey: boolean): Promise<string[]> {
+    const state = await this.read();
+    const found: string[] = [];
+    const chargeIds = state.charges.map((charge) => charge.id);
+    if (this.bounded(sameKey) && chargeIds.length > 1) found.push(`${when}: ${chargeIds.length} charges for one order`);
+    if (this.pruned || !state.order) {
+      if (chargeIds.length > 0) found.push(`${when}: charges left for an order that is gone`);
+    } else {
+      found.push(...settledProblems(state, when));
+    }
+    for (const id of this.chargesSeen) {
+      if (!this.pruned && !chargeIds.includes(id)) found.push(`${when}: charge ${id} vanished`);
+    }
+    for (const result of told) {
+      const outcome = result.kind === 'completed' || result.kind === 'duplicate' ? result.outcome : undefined;
+      const known = chargeIds.includes(outcome?.status === 'PAID' ? outcome.chargeId : '') || this.pruned;
+      if (outcome?.status === 'PAID' && !known) {
+        found.push(`${when}: ${result.requestId} told PAID with ${outcome.chargeId}, which the bank never charged`);
+      }
+      if (outcome?.status === 'DECLINED' && (chargeIds.length > 0 || this.chargesSeen.size > 0)) {
+        found.push(`${when}: ${result.requestId} told DECLINED, and the card was charged`);
+      }
+    }
+    return found;
+  }
+
+  private delivered = 0;
+
+  /** Each payment.paid event not delivered yet goes to the receipt consumer, once. */
+  async deliverReceipts(): Promise<void> {
+    const { events } = await this.read();
+    for (const outcome of events.slice(this.delivered)) {
+      await sendReceipt({ key: this.orderNo, payload: JSON.stringify(outcome) }, `race-${this.orderNo}`);
+    }
+    this.delivered = events.length;
+  }
+}
+
+export type WorldState = {
+  order: {
+    status: string;
+    chargeId: string | null;
+    attemptId: string | null;
+    fence: number;
+    claimedAt: Date | null;
+  } | null;
+  row: { owner: string | null; fence: number; claimedAt: Date; outcome: unknown } | null;
+  charges: Array<{ id: string; createdAt: Date }>;
+  events: ReturnType<typeof parseOutcome>[];
+  receipts: string[];
+};
+
+/** What keeps an order from being settled: a charge unrecorded, a claim left, more events than charges. */
+export function settledProblems(state: WorldState, when: string): string[] {
+  const found: string[] = [];
+  const { order, row, charges } = state;
+  if (!order) return [`${when}: the order is gone`];
+  const chargeIds = charges.map((charge) => charge.id);
+  const rowOutcome = row ? parseOutcome(row.outcome) : undefined;
+  if (chargeIds.length > 0) {
+    if (order.status !== 'PAID' || !order.chargeId || !chargeIds.includes(order.chargeId)) {
+      found.push(`${when}: the bank charged, but the order is ${order.status} (${order.chargeId ?? 'no charge'})`);
+    }
+    if (rowOutcome?.status === 'PAID' && rowOutcome.chargeId !== order.chargeId) {
+      found.push(`${when}: the order names ${order.chargeId}, its dedup row ${rowOutcome.chargeId}`);
+    }
+  } else if (order.status !== 'PENDING' && order.status !== 'DECLINED') {
+    found.push(`${when}: no charge, and the order is ${order.status}`);
+  }
+  if (row && !rowOutcome) found.push(`${when}: a dedup row without an outcome is left`);
+  for (const id of chargeIds) {
+    const events = state.events.filter((event) => event?.status === 'PAID' && event.chargeId === id).length;
+    if (events > 1) found.push(`${when}: ${events} payment.paid events for charge ${id}`);
+    const receipts = state.receipts.filter((receipt) => receipt === id).length;
+    if (receipts > 1) found.push(`${when}: ${receipts} receipts for charge ${id}`);
+  }
+  if (order.status === 'PAID' && order.chargeId) {
+    const named = state.events.filter((event) => event?.status === 'PAID' && event.chargeId === order.chargeId);
+    if (named.length === 0) found.push(`${when}: no payment.paid event for the order's charge ${order.chargeId}`);
+  }
+  return found;
+}
