@@ -125,12 +125,11 @@ const EnvFields = z.object({
   RATE_LIMIT_ORDERS_PER_MINUTE: z.coerce.number().int().min(0).default(60),
   RATE_LIMIT_PAYMENTS_PER_MINUTE: z.coerce.number().int().min(0).default(120),
   /**
-   * Days a settled order (with its charges, outbox row and receipts) is kept before the hourly retention job
-   * deletes it. 0 keeps everything (the test suite).
+   * Days a settled order (with its charges, dedup rows, outbox row and receipts) is kept before the hourly
+   * retention job deletes it: layer 4's cleanup too, since a dedup row lives as long as its order. 0 keeps
+   * everything (the test suite).
    */
   RETENTION_DAYS: z.coerce.number().int().min(0).default(30),
-  /** Layer 4: how long a settled dedup row is kept before the hourly cleanup deletes it. */
-  DEDUP_RETENTION_DAYS: positiveInt.default(30),
 });
 
 export const EnvSchema = EnvFields.superRefine((env, ctx) => {

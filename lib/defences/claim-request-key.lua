@@ -11,7 +11,8 @@
 --          key added to this script must carry too (decision 020).
 -- One script, one round trip: the claim and the read of the first request's record cannot interleave.
 -- The token is Redis's own clock in milliseconds: it keeps rising across claims of the key, even after
--- the key was released or expired, as long as that clock does not go back.
+-- the key was released or expired, as long as that clock does not go back. A new claim starts a chain of
+-- takeovers: its token is the chain's first (firstFence), which every takeover keeps.
 local current = redis.call('GET', KEYS[1])
 if current then
   return current
@@ -20,5 +21,6 @@ local time = redis.call('TIME')
 local fence = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local record = cjson.decode(ARGV[1])
 record.fence = fence
+record.firstFence = fence
 redis.call('SET', KEYS[1], cjson.encode(record), 'PX', ARGV[2])
 return fence

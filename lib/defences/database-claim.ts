@@ -106,6 +106,8 @@ async function answerDuplicate(
     case 'waiting':
       lane.mark(said, 'stopped', reason('dbConfirming', { layer: said }));
       return stop({ kind: 'in_progress', answeredBy: 'reconciler' });
+    case 'gone':
+      return stop({ kind: 'order_not_found' });
     case 'idle':
     case 'released':
       return 'again';
@@ -244,8 +246,8 @@ async function keepClaimUnknown(hold: OrderHold, now: Date): Promise<void> {
 /**
  * Records the bank's answer as one SQL statement (one round trip): the order's move
  * (layer 3: only under this attempt's claim), the outcome on the dedup row (layer 4: only under this
- * attempt's claim), and, for a payment, the outbox event for the receipt, which therefore exists exactly
- * when the order was recorded PAID. Returns whether the attempt's claim was still its own.
+ * attempt's claim), and, for a payment, the outbox event for the receipt: one per charge (its unique key),
+ * whoever records the charge and however often. Returns whether the attempt's claim was still its own.
  * Without layer 3 nothing guards the order: the last request to finish writes its outcome over the first
  * one's. The card statement, not this row, shows how many charges there were.
  */
@@ -255,6 +257,7 @@ async function recordOutcome(
   layers: DatabaseLayers,
 ): Promise<boolean> {
   const { orderNo } = outcome;
+  const chargeId = outcome.status === 'PAID' ? outcome.chargeId : null;
   const event = outcome.status === 'PAID' ? 'charged' : 'declined';
   const json = JSON.stringify(outcome);
   const result =
@@ -263,9 +266,13 @@ async function recordOutcome(
       : Prisma.sql`decline_reason = ${outcome.reason}`;
   const claimed = (holder: Prisma.Sql) =>
     hold ? Prisma.sql`AND ${holder} = ${hold.attemptId} AND fence = ${hold.fence}` : Prisma.sql`AND FALSE`;
+  // Layer 3 guards the order with the claim. Without it the write is unguarded, but a decline never lands on
+  // a charge: a stale attempt's DECLINED must not overwrite another attempt's PAID.
   const guard = layers.stateMachine
     ? Prisma.sql`${claimed(Prisma.sql`attempt_id`)} AND status = ANY(${statusesAllowing(event)}::payment_status[])`
-    : Prisma.empty;
+    : outcome.status === 'DECLINED'
+      ? Prisma.sql`AND status <> 'PAID'`
+      : Prisma.empty;
   const dedup = layers.uniqueConstraint
     ? Prisma.sql`UPDATE idempotent_record SET outcome = ${json}::jsonb
         WHERE biz_type = 'PAYMENT' AND biz_no = ${orderNo} AND outcome IS NULL ${claimed(Prisma.sql`owner`)}
@@ -279,8 +286,9 @@ async function recordOutcome(
       RETURNING order_no),
     dedup AS (${dedup}),
     event AS (
-      INSERT INTO outbox (topic, key, payload)
-      SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb FROM moved WHERE ${outcome.status === 'PAID'})
+      INSERT INTO outbox (topic, key, payload, charge_id)
+      SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, ${chargeId} FROM moved WHERE ${outcome.status === 'PAID'}
+      ON CONFLICT (topic, charge_id) DO NOTHING)
     SELECT (SELECT count(*) FROM moved)::int AS "order", (SELECT count(*) FROM dedup)::int AS "row"`;
   return (!layers.stateMachine || recorded?.order === 1) && (!layers.uniqueConstraint || recorded?.row === 1);
 }

@@ -4,7 +4,6 @@ import { getDb, hotPath } from '../db.ts';
 import { createOrder } from '../payments/orders.ts';
 import {
   DuplicateRecordError,
-  deleteSettledDedupRecords,
   insertDedupRecord,
   insertPaymentDedupRow,
   isUniqueViolation,
@@ -53,23 +52,5 @@ describe('the dedup table (real PostgreSQL)', () => {
       (error: unknown) => error,
     );
     expect(isUniqueViolation(other)).toBe(false);
-  });
-
-  it('cleans up settled rows past the retention window, and only those', async () => {
-    const old = new Date(Date.now() - 40 * 86_400_000);
-    const [settledOld, pendingOld, settledNew] = ['a', 'b', 'c'].map(
-      (x) => `ord_${x}${randomBytes(7).toString('hex')}`,
-    );
-    await getDb().idempotentRecord.createMany({
-      data: [
-        { bizType: 'PAYMENT', bizNo: settledOld ?? '', owner: 'o', outcome: { status: 'PAID' }, createdAt: old },
-        { bizType: 'PAYMENT', bizNo: pendingOld ?? '', owner: 'o', createdAt: old },
-        { bizType: 'PAYMENT', bizNo: settledNew ?? '', owner: 'o', outcome: { status: 'PAID' } },
-      ],
-    });
-    await deleteSettledDedupRecords(getDb(), new Date(Date.now() - 30 * 86_400_000));
-    expect(await readDedupRecord(getDb(), 'PAYMENT', settledOld ?? '')).toBeNull();
-    expect(await readDedupRecord(getDb(), 'PAYMENT', pendingOld ?? '')).not.toBeNull(); // in flight: the reconciler's
-    expect(await readDedupRecord(getDb(), 'PAYMENT', settledNew ?? '')).not.toBeNull();
   });
 });

@@ -50,17 +50,22 @@ export function isUniqueViolation(error: unknown): boolean {
 /**
  * A payment's dedup row, as layer 4's claim on the order: its fencing token is the order's next generation
  * (raised in the same statement, so it keeps rising across rows deleted and inserted again). Returns the
- * token; throws DuplicateRecordError when the unique key refused the row (the statement is rolled back).
+ * token, or undefined when there is no such order (retention pruned it since the attempt read it); throws
+ * DuplicateRecordError when the unique key refused the row (the statement is rolled back).
  */
-export async function insertPaymentDedupRow(tx: SqlRunner, orderNo: string, owner: string, now: Date): Promise<number> {
+export async function insertPaymentDedupRow(
+  tx: SqlRunner,
+  orderNo: string,
+  owner: string,
+  now: Date,
+): Promise<number | undefined> {
   try {
     const [row] = await tx.$queryRaw<Array<{ fence: number }>>`
-      WITH generation AS (UPDATE orders SET fence = fence + 1 WHERE order_no = ${orderNo} RETURNING fence)
-      INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, claimed_at)
-      SELECT 'PAYMENT', ${orderNo}, ${owner}, fence, ${now} FROM generation
+      WITH generation AS (UPDATE orders SET fence = fence + 1, updated_at = now() WHERE order_no = ${orderNo} RETURNING fence)
+      INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, first_fence, claimed_at)
+      SELECT 'PAYMENT', ${orderNo}, ${owner}, fence, fence, ${now} FROM generation
       RETURNING fence`;
-    if (!row) throw new Error(`no order ${orderNo}`);
-    return row.fence;
+    return row?.fence;
   } catch (error) {
     if (isUniqueViolation(error)) throw new DuplicateRecordError('PAYMENT', orderNo);
     throw error;
@@ -92,15 +97,4 @@ export async function readDedupRecord(tx: Tx, bizType: BizType, bizNo: string) {
     where: { bizType_bizNo: { bizType, bizNo } },
     select: { owner: true, outcome: true, createdAt: true },
   });
-}
-
-/**
- * The table's cleanup: rows whose outcome is known and older than the retention window. After that a
- * duplicate of the same payment is no longer stopped here (layer 3 still stops it: the order is final).
- */
-export async function deleteSettledDedupRecords(tx: Tx, olderThan: Date): Promise<number> {
-  const { count } = await tx.idempotentRecord.deleteMany({
-    where: { createdAt: { lt: olderThan }, NOT: { outcome: { equals: Prisma.AnyNull } } },
-  });
-  return count;
 }

@@ -97,8 +97,10 @@ export type Reconciled =
   | { kind: 'running' }
   /** No charge yet, but one may still land: the claim stays in doubt until the settlement window passes. */
   | { kind: 'waiting'; retryAfterMs: number }
-  /** Nothing to do: no such order, or nobody claims it. */
-  | { kind: 'idle' };
+  /** Nothing to do: nobody claims the order. */
+  | { kind: 'idle' }
+  /** No such order (never made, or pruned by retention since the attempt read it). */
+  | { kind: 'gone' };
 
 /** What an attempt (or a taker) holds in the database: its id and the claim's fencing token. */
 export type OrderHold = { orderNo: string; attemptId: string; fence: number };

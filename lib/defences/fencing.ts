@@ -9,6 +9,11 @@ export type ClaimState = {
   holder: string | null;
   /** The claim's generation: its fencing token. */
   fence: number;
+  /**
+   * The token of the first claim of this chain of takeovers (the claim itself, if it was never taken over):
+   * the lowest token a charge still in doubt may carry. Every takeover keeps it.
+   */
+  firstFence: number;
   /** When the holder took it or last renewed it. */
   claimedAt: number;
   /** Since when the outcome is in doubt, the bank having been fenced (null: not yet). */
@@ -40,22 +45,24 @@ export type AfterBank<Charge> =
 
 /**
  * What the answer of the bank (asked under the taker's new fence) means for a claim taken over.
- * "No charge" is final in two cases only: no request under the dead claim ever reached the bank (the
- * bank had not seen its fencing token: nothing can land, and the new token now keeps it out), or the
- * settlement window has passed since the outcome came into doubt (every accepted charge has landed).
+ * "No charge" is final in two cases only: no request under any claim of the chain ever reached the bank (the
+ * bank had not seen a token as high as the chain's first: nothing can land, and the new token now keeps it
+ * all out), or the settlement window has passed since the outcome came into doubt (every accepted charge has
+ * landed). Doubt belongs to the payment, not to the last claim: a taker that died before asking passes on the
+ * first claim's doubt, never its own clean slate.
  */
 export function judgeBankAnswer<Charge>(answer: {
   charges: Charge[];
   previousToken: number | null;
-  /** The fence of the claim that was taken over (before the takeover raised it). */
-  claimFence: number;
+  /** The first token of the chain of claims the taker took over (ClaimState.firstFence). */
+  firstFence: number;
   unknownSince: number | null;
   now: number;
   windowMs: number;
 }): AfterBank<Charge> {
   const [charge] = answer.charges;
   if (charge) return { kind: 'charged', charge };
-  if (answer.previousToken === null || answer.previousToken < answer.claimFence) return { kind: 'nothing' };
+  if (answer.previousToken === null || answer.previousToken < answer.firstFence) return { kind: 'nothing' };
   const since = answer.unknownSince ?? answer.now;
   return since + answer.windowMs <= answer.now ? { kind: 'nothing' } : { kind: 'wait', until: since + answer.windowMs };
 }

@@ -28,7 +28,7 @@ export async function claimOrder(
   const [claimed] = await tx.$queryRaw<Array<{ fence: number }>>`
     UPDATE orders
     SET status = ${targetOf('claim')}::payment_status, attempt_id = ${attemptId}, claimed_at = ${now},
-        unknown_since = NULL, fence = fence + 1, updated_at = now()
+        unknown_since = NULL, fence = fence + 1, first_fence = fence + 1, updated_at = now()
     WHERE order_no = ${orderNo} AND status = ANY(${statusesAllowing('claim')}::payment_status[])
     RETURNING fence`;
   return claimed?.fence;
@@ -52,11 +52,11 @@ export async function claimOrderWithDedupRow(
       WITH claim AS (
         UPDATE orders
         SET status = ${targetOf('claim')}::payment_status, attempt_id = ${attemptId}, claimed_at = ${now},
-            unknown_since = NULL, fence = fence + 1, updated_at = now()
+            unknown_since = NULL, fence = fence + 1, first_fence = fence + 1, updated_at = now()
         WHERE order_no = ${orderNo} AND status = ANY(${statusesAllowing('claim')}::payment_status[])
         RETURNING order_no, fence)
-      INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, claimed_at)
-      SELECT 'PAYMENT', order_no, ${attemptId}, fence, ${now} FROM claim
+      INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, first_fence, claimed_at)
+      SELECT 'PAYMENT', order_no, ${attemptId}, fence, fence, ${now} FROM claim
       RETURNING fence`;
     return inserted?.fence;
   } catch (error) {

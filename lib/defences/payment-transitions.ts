@@ -40,7 +40,10 @@ const TRANSITIONS: Record<PaymentStatus, Partial<Record<PaymentEvent, PaymentSta
   // answer: a charge found, no charge that can still land, or (a paying duplicate) on to the bank again.
   UNKNOWN: { takenOver: 'UNKNOWN', resumed: 'PROCESSING', reconciledCharged: 'PAID', reconciledNoCharge: 'PENDING' },
   PAID: {},
-  DECLINED: {},
+  // The bank's books win: a charge on its settlement report for an order recorded DECLINED means it was paid.
+  // Only where layer 3 was off (one attempt was declined, another one charged); with layer 3 on a declined
+  // order is never claimed again, so no charge can follow.
+  DECLINED: { reconciledCharged: 'PAID' },
 };
 
 /** The status after `event`, or undefined when the event is not allowed from `status`. */
@@ -61,6 +64,7 @@ export function targetOf(event: PaymentEvent): PaymentStatus {
   return to;
 }
 
+/** No payment attempt moves it any more (only the bank's books may still: a charge found for a declined order). */
 export function isFinal(status: PaymentStatus): boolean {
-  return Object.keys(TRANSITIONS[status]).length === 0;
+  return Object.keys(TRANSITIONS[status]).every((event) => event === 'reconciledCharged');
 }

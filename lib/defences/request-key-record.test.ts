@@ -45,14 +45,23 @@ describe('request key records', () => {
   it('hands over a claim past its lease, or an unknown outcome nobody holds, with what a takeover compares', () => {
     expect(decideOnExisting(processing(8_999), fingerprint, context)).toEqual({
       kind: 'abandoned',
-      claim: { holder: 'a', fence: 7, claimedAt: 8_999, unknownSince: null, unknown: false },
+      claim: { holder: 'a', fence: 7, firstFence: 7, claimedAt: 8_999, unknownSince: null, unknown: false },
     });
+    // A claim taken over carries the first token of its chain.
     const unknown = decodeRecord(
-      encodeRecord({ state: 'unknown', owner: null, fingerprint, since: 9_900, fence: 8, unknownSince: 9_900 }),
+      encodeRecord({
+        state: 'unknown',
+        owner: null,
+        fingerprint,
+        since: 9_900,
+        fence: 8,
+        firstFence: 5,
+        unknownSince: 9_900,
+      }),
     );
     expect(decideOnExisting(unknown, fingerprint, context)).toEqual({
       kind: 'abandoned',
-      claim: { holder: null, fence: 8, claimedAt: 9_900, unknownSince: 9_900, unknown: true },
+      claim: { holder: null, fence: 8, firstFence: 5, claimedAt: 9_900, unknownSince: 9_900, unknown: true },
     });
   });
 

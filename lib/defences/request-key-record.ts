@@ -37,8 +37,9 @@ function sortedDeep(value: unknown): unknown {
     .map((name) => [name, sortedDeep(record[name])]);
 }
 
-// A claim carries its fencing token (`fence`, given by Redis when the key is claimed or taken over), when it
-// was taken or last renewed (`since`), and since when its outcome is in doubt (`unknownSince`).
+// A claim carries its fencing token (`fence`, given by Redis when the key is claimed or taken over), the token
+// of the first claim of its chain of takeovers (`firstFence`, kept by every takeover), when it was taken or last
+// renewed (`since`), and since when its outcome is in doubt (`unknownSince`).
 /** The operation a key was first used for: a key is bound to its method and path (the payment pipeline's is this). */
 export const PAYMENTS_ENDPOINT = 'POST /api/payments';
 const endpoint = z.string().default(PAYMENTS_ENDPOINT);
@@ -48,6 +49,7 @@ const claim = {
   endpoint,
   since: z.number(),
   fence: z.number().default(0),
+  firstFence: z.number().optional(),
   unknownSince: z.number().nullable().default(null),
 };
 const RecordSchema = z.discriminatedUnion('state', [
@@ -103,6 +105,7 @@ export function claimOf(record: ClaimRecord): RequestKeyClaim {
   return {
     holder: record.owner,
     fence: record.fence,
+    firstFence: record.firstFence ?? record.fence,
     claimedAt: record.since,
     unknownSince: record.unknownSince,
     unknown: record.state === 'unknown',

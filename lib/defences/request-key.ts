@@ -47,10 +47,17 @@ declare module 'ioredis' {
       key: string,
       owner: string,
       fence: number,
+      since: number,
       record: string,
       ttlMs: number,
     ): Result<number | null, Context>;
-    renewRequestKey(key: string, owner: string, fence: number, now: number): Result<number, Context>;
+    renewRequestKey(
+      key: string,
+      owner: string,
+      fence: number,
+      now: number,
+      clearDoubt: string,
+    ): Result<number, Context>;
     completeRequestKey(key: string, owner: string, record: string, ttlMs: number): Result<number, Context>;
     releaseRequestKey(key: string, owner: string): Result<number, Context>;
   }
@@ -62,8 +69,18 @@ const RENEW = readLua('renewRequestKey', 'defences/renew-request-key.lua', 1);
 const COMPLETE = readLua('completeRequestKey', 'defences/complete-request-key.lua', 1);
 const RELEASE = readLua('releaseRequestKey', 'defences/release-request-key.lua', 1);
 
-/** What layer 2 holds for an attempt: the key, its fingerprint and endpoint, and the claim's owner id and token. */
-export type HeldKey = { name: string; fingerprint: string; endpoint?: string; owner: string; fence: number };
+/**
+ * What layer 2 holds for an attempt: the key, its fingerprint and endpoint, the claim's owner id and token, and
+ * the first token of its chain of takeovers (the claim's own, unless it was taken over).
+ */
+export type HeldKey = {
+  name: string;
+  fingerprint: string;
+  endpoint?: string;
+  owner: string;
+  fence: number;
+  firstFence: number;
+};
 
 /** The lock name a request key's fencing token is checked against at the bank. */
 export function requestKeyLock(name: string): string {
@@ -82,9 +99,9 @@ export async function claimRequestKey(
 }
 
 /**
- * Takes over an abandoned claim: a compare-and-set on the owner and the token that were judged. The new
- * claim keeps the time its outcome came into doubt (the bank's settlement window runs from it). Returns
- * the new token, or undefined when someone else moved first.
+ * Takes over an abandoned claim: a compare-and-set on the owner, the token and the renewal that were judged.
+ * The new claim keeps the first token of the chain and the time its outcome came into doubt (the bank's
+ * settlement window runs from it). Returns the new token, or undefined when someone else moved first.
  */
 export async function takeOverRequestKey(
   key: string,
@@ -102,15 +119,21 @@ export async function takeOverRequestKey(
     key,
     seen.holder ?? '',
     seen.fence,
+    seen.claimedAt,
     record,
     context.ttlSeconds * 1000,
   );
   return fence ?? undefined;
 }
 
-/** Renews a claim this attempt still holds; false when it was taken over (the attempt must stop). */
-export async function renewRequestKey(held: HeldKey, now: number): Promise<boolean> {
-  return (await redisWith(RENEW).renewRequestKey(held.name, held.owner, held.fence, now)) === 1;
+/**
+ * Renews a claim this attempt still holds; false when it was taken over (the attempt must stop). `resumed`: a
+ * claim taken over, which goes on to pay now that the bank was asked: the time its outcome came into doubt is
+ * cleared (a later taker's window runs from its own question, never from before this attempt's charge).
+ */
+export async function renewRequestKey(held: HeldKey, now: number, resumed = false): Promise<boolean> {
+  const renew = redisWith(RENEW).renewRequestKey(held.name, held.owner, held.fence, now, resumed ? '1' : '0');
+  return (await renew) === 1;
 }
 
 /**
@@ -154,6 +177,7 @@ export async function markRequestKeyUnknown(held: HeldKey, unknownSince: number,
     endpoint: held.endpoint,
     since: unknownSince,
     fence: held.fence,
+    firstFence: held.firstFence,
     unknownSince,
   });
   return (await redisWith(COMPLETE).completeRequestKey(held.name, held.owner, record, ttlSeconds * 1000)) === 1;
@@ -307,11 +331,16 @@ async function recoverAlone(
     lane.mark('requestKey', 'stopped', reason('keyBankHasCharge', { charge: verdict.charge.id }));
     return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
   }
+  const held = { name: key.name, fingerprint: key.fingerprint, owner, fence, firstFence: seen.firstFence };
   if (verdict.kind === 'nothing' || bankKey) {
+    await attempt.at?.('key.resume');
+    if (!(await renewRequestKey(held, attempt.now(), true))) {
+      lane.mark('requestKey', 'lost', reason('claimLost'));
+      return { kind: 'in_progress', answeredBy: 'requestKey' };
+    }
     lane.mark('requestKey', 'resumed', reason('keyResumed'));
     return undefined;
   }
-  const held = { name: key.name, fingerprint: key.fingerprint, owner, fence };
   await attempt.at?.('key.keepUnknown');
   await markRequestKeyUnknown(held, seen.unknownSince ?? askedAt, attempt.resultTtlSeconds);
   lane.mark('requestKey', 'stopped', reason('keyMayLand'));
@@ -321,7 +350,8 @@ async function recoverAlone(
 /** The key this attempt holds (`seen`: the earlier attempt's claim it took over, if it did). */
 function keyHold(attempt: Attempt, fence: number, seen?: RequestKeyClaim): Hold {
   const { key, lane, orderNo } = attempt;
-  const held: HeldKey = { name: key.name, fingerprint: key.fingerprint, owner: attempt.attemptId, fence };
+  const firstFence = seen?.firstFence ?? fence;
+  const held: HeldKey = { name: key.name, fingerprint: key.fingerprint, owner: attempt.attemptId, fence, firstFence };
   const ttlSeconds = attempt.resultTtlSeconds;
   const at = async (point: RacePoint) => attempt.at?.(point);
   const complete = async (outcome: unknown, existing: boolean) => {

@@ -95,9 +95,17 @@ export async function chargeCard(
   faults: BankFaults,
   now: () => number = Date.now,
 ): Promise<ChargeResult> {
-  // Fault point 1: fail before charging.
-  if (faults.bankFailure === 'decline') throw new BankDeclinedError('insufficient funds');
+  // Fault point 1: fail before charging. Unreachable: the bank saw nothing of the request.
   if (faults.bankFailure === 'error') throw new BankUnavailableError();
+  // A decline is the bank's answer to this request, so it comes after the bank's own checks: a stale fencing
+  // token is refused like any charge under it (a stale attempt must not get a final DECLINED over another's
+  // charge), and a key the bank has charged for gets that charge back (the statement below returns it).
+  if (faults.bankFailure === 'decline') {
+    if (request.fence && !(await raiseFence(request.fence))) throw new BankFencedError(request.fence);
+    if (!request.idempotencyKey || !(await keyCharged(request.idempotencyKey))) {
+      throw new BankDeclinedError('insufficient funds');
+    }
+  }
 
   // One statement: the fence is raised (and checked), and the charge inserted only if it held; a key seen
   // before returns its charge (ON CONFLICT ... DO UPDATE returns the existing row, even one committed while
@@ -146,6 +154,22 @@ export async function chargeCard(
   return { ...charge, replayed };
 }
 
+/** Raises the bank's token for the fence's lock to the fence's, if it is not lower: false when it was stale. */
+async function raiseFence(fence: Fence): Promise<boolean> {
+  const [row] = await getDb().$queryRaw<Array<{ token: bigint }>>`
+    INSERT INTO bank_fences (lock, token) VALUES (${fence.lock}, ${BigInt(fence.token)})
+    ON CONFLICT (lock) DO UPDATE SET token = GREATEST(bank_fences.token, EXCLUDED.token), updated_at = now()
+    RETURNING token`;
+  return row?.token === BigInt(fence.token);
+}
+
+/** Whether the bank has a charge under this idempotency key (layer 5). */
+async function keyCharged(idempotencyKey: string): Promise<boolean> {
+  const [row] = await getDb().$queryRaw<Array<{ id: string }>>`
+    SELECT id FROM bank_charges WHERE idempotency_key = ${idempotencyKey}`;
+  return row !== undefined;
+}
+
 /** What the bank answers to "did you charge this?". */
 export type BankAnswer = {
   /** Every charge on the statement so far, oldest first. A charge that has not landed is not listed. */
@@ -189,6 +213,27 @@ export async function askBank(
       UPDATE bank_fences SET token = GREATEST(token, ${BigInt(fence.token)}), updated_at = now() WHERE lock = ${fence.lock}`;
     return { charges: await list(tx), previousToken: previous };
   });
+}
+
+/** A charge on the bank's settlement report: whose it is, and when it landed. */
+export type SettledCharge = Charge & { merchantRef: string };
+
+/**
+ * The settlement report, what a processor sends its merchant every day (and what reconciliation, 对账, compares
+ * with the merchant's own books): every charge that landed after `landedAfter` and by `landedBy`, oldest first,
+ * for these merchant references only if `merchantRefs` is given.
+ */
+export async function settlementReport(query: {
+  landedAfter: Date;
+  landedBy: Date;
+  merchantRefs?: string[];
+}): Promise<SettledCharge[]> {
+  const refs = query.merchantRefs ? Prisma.sql`AND merchant_ref = ANY(${query.merchantRefs}::text[])` : Prisma.empty;
+  return getDb().$queryRaw<SettledCharge[]>`
+    SELECT id, merchant_ref AS "merchantRef", amount_cents AS "amountCents", created_at AS "createdAt" FROM bank_charges
+    WHERE created_at > ${query.landedAfter} AND created_at <= ${query.landedBy} ${refs}
+    ORDER BY created_at, id
+    LIMIT 5000`;
 }
 
 /** The statement of merchant reference X: every charge that has landed, oldest first. */

@@ -50,6 +50,7 @@ type ViewRow = {
   attemptId: string | null;
   claimedAt: Date | null;
   fence: number;
+  firstFence: number | null;
   unknownSince: Date | null;
   chargeId: string | null;
   paidAt: Date | null;
@@ -57,7 +58,14 @@ type ViewRow = {
   lab: unknown;
   owner: string | null;
 };
-type RowRow = { owner: string | null; fence: number; claimedAt: Date; unknownSince: Date | null; outcome: unknown };
+type RowRow = {
+  owner: string | null;
+  fence: number;
+  firstFence: number | null;
+  claimedAt: Date;
+  unknownSince: Date | null;
+  outcome: unknown;
+};
 
 const ms = (date: Date | null) => (date ? date.getTime() : null);
 
@@ -76,6 +84,7 @@ function toView(order: ViewRow, row: RowRow | undefined): ClaimView {
       ? {
           holder: order.attemptId,
           fence: order.fence,
+          firstFence: order.firstFence ?? order.fence,
           claimedAt: ms(order.claimedAt) ?? 0,
           unknownSince: ms(order.unknownSince),
         }
@@ -85,6 +94,7 @@ function toView(order: ViewRow, row: RowRow | undefined): ClaimView {
         ? {
             holder: row.owner,
             fence: row.fence,
+            firstFence: row.firstFence ?? row.fence,
             claimedAt: row.claimedAt.getTime(),
             unknownSince: ms(row.unknownSince),
           }
@@ -94,9 +104,11 @@ function toView(order: ViewRow, row: RowRow | undefined): ClaimView {
 }
 
 const ORDER_COLUMNS = Prisma.sql`order_no AS "orderNo", amount_cents AS "amountCents", status, attempt_id AS "attemptId",
-  claimed_at AS "claimedAt", fence, unknown_since AS "unknownSince", charge_id AS "chargeId", paid_at AS "paidAt",
+  claimed_at AS "claimedAt", fence, first_fence AS "firstFence", unknown_since AS "unknownSince",
+  charge_id AS "chargeId", paid_at AS "paidAt",
   decline_reason AS "declineReason", lab, owner`;
-const ROW_COLUMNS = Prisma.sql`owner, fence, claimed_at AS "claimedAt", unknown_since AS "unknownSince", outcome`;
+const ROW_COLUMNS = Prisma.sql`owner, fence, first_fence AS "firstFence", claimed_at AS "claimedAt",
+  unknown_since AS "unknownSince", outcome`;
 
 async function selectView(db: Tx, orderNo: string, lock: 'none' | 'wait' | 'skip'): Promise<ClaimView | undefined> {
   const forUpdate = lock === 'none' ? Prisma.empty : Prisma.sql`FOR UPDATE`;
@@ -170,14 +182,17 @@ export async function takeOverClaim(seen: ClaimView, taker: string, now: Date): 
     async (tx, current) => {
       const fence = current.fence + 1;
       const claimed = current.order !== null;
+      // The chain's first token is kept (a claim from before first_fence existed: its own token).
       await tx.$executeRaw`
         UPDATE orders SET fence = ${fence}, updated_at = now(),
           status = ${claimed ? Prisma.sql`${targetOf('takenOver')}::payment_status` : Prisma.sql`status`},
-          attempt_id = ${claimed ? taker : null}, claimed_at = ${claimed ? now : null}
+          attempt_id = ${claimed ? taker : null}, claimed_at = ${claimed ? now : null},
+          first_fence = ${claimed ? Prisma.sql`COALESCE(first_fence, fence)` : Prisma.sql`first_fence`}
         WHERE order_no = ${seen.orderNo}`;
       if (current.row) {
         await tx.$executeRaw`
-          UPDATE idempotent_record SET owner = ${taker}, fence = ${fence}, claimed_at = ${now}
+          UPDATE idempotent_record SET owner = ${taker}, fence = ${fence}, claimed_at = ${now},
+            first_fence = COALESCE(first_fence, fence)
           WHERE biz_type = 'PAYMENT' AND biz_no = ${seen.orderNo}`;
       }
       return { orderNo: seen.orderNo, attemptId: taker, fence };
@@ -205,7 +220,9 @@ export async function settleClaim(hold: Hold, outcome: PaymentOutcome & { status
       }
       if (moved) {
         await tx.$executeRaw`
-          INSERT INTO outbox (topic, key, payload) VALUES (${PAYMENT_PAID}, ${hold.orderNo}, ${JSON.stringify(outcome)}::jsonb)`;
+          INSERT INTO outbox (topic, key, payload, charge_id)
+          VALUES (${PAYMENT_PAID}, ${hold.orderNo}, ${JSON.stringify(outcome)}::jsonb, ${outcome.chargeId})
+          ON CONFLICT (topic, charge_id) DO NOTHING`;
       }
       return true;
     },
@@ -280,4 +297,28 @@ export async function completeStaleRow(seen: ClaimView, outcome: PaymentOutcome)
       UPDATE idempotent_record SET outcome = ${JSON.stringify(outcome)}::jsonb
       WHERE biz_type = 'PAYMENT' AND biz_no = ${seen.orderNo} AND outcome IS NULL`,
   );
+}
+
+/**
+ * A charge on the bank's settlement report that no order recorded (layers 3 and 4 were off, and the attempt
+ * died after the charge, say): the order becomes PAID by it, with its payment.paid event, only if nothing holds
+ * it (PENDING, or DECLINED by another attempt) and no dedup row keeps a claim in doubt (those are the claim's to
+ * settle). Returns whether it moved.
+ */
+export async function recordUnrecordedCharge(outcome: PaymentOutcome & { status: 'PAID' }): Promise<boolean> {
+  const [moved] = await getDb().$queryRaw<Array<{ moved: number }>>`
+    WITH moved AS (
+      UPDATE orders SET status = ${targetOf('reconciledCharged')}::payment_status, charge_id = ${outcome.chargeId},
+        paid_at = ${new Date(outcome.paidAt)}, attempt_id = NULL, claimed_at = NULL, unknown_since = NULL,
+        updated_at = now()
+      WHERE order_no = ${outcome.orderNo} AND status IN ('PENDING', 'DECLINED')
+        AND NOT EXISTS (
+          SELECT 1 FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no = ${outcome.orderNo} AND outcome IS NULL)
+      RETURNING order_no),
+    event AS (
+      INSERT INTO outbox (topic, key, payload, charge_id)
+      SELECT ${PAYMENT_PAID}, order_no, ${JSON.stringify(outcome)}::jsonb, ${outcome.chargeId} FROM moved
+      ON CONFLICT (topic, charge_id) DO NOTHING)
+    SELECT (SELECT count(*) FROM moved)::int AS moved`;
+  return moved?.moved === 1;
 }

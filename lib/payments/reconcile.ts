@@ -18,12 +18,13 @@ import { reason, type TimelineReason } from '../lab/reasons.ts';
 import { getLabSettings, getLabSettingsFor, settingsForOrder } from '../lab/settings-store.ts';
 import { startLane, viewerOf } from '../lab/timeline.ts';
 import type { TimelineEvent } from '../lab/timeline-event.ts';
-import { askBank, BANK_SETTLEMENT_WINDOW_MS, type Charge, type Fence } from './bank.ts';
+import { askBank, BANK_SETTLEMENT_WINDOW_MS, type Charge, type Fence, settlementReport } from './bank.ts';
 import {
   claimOf,
   completeStaleRow,
   leaveClaimInDoubt,
   readClaim,
+  recordUnrecordedCharge,
   releaseTakenClaim,
   resumeTakenClaim,
   settleClaim,
@@ -60,7 +61,7 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
   const now = options.now ?? Date.now;
   await options.at?.('reconcile.read');
   const view = await readClaim(orderNo);
-  if (!view) return { kind: 'idle' };
+  if (!view) return { kind: 'gone' };
   if (view.recorded) {
     // Final already; a dedup row its holder did not get to complete is given the outcome.
     if (view.row) {
@@ -126,8 +127,8 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
     // Why nothing can be charged twice (timeline.json's reconcile reasons word each).
     const why =
       verdict.kind === 'nothing'
-        ? previousToken === null || previousToken < claim.fence
-          ? 'neverSeen' // the bank has no charge and never saw the dead claim
+        ? previousToken === null || previousToken < claim.firstFence
+          ? 'neverSeen' // the bank has no charge and never saw a claim of this chain
           : 'windowPassed' // no charge, and the settlement window has passed
         : 'bankKey'; // no charge yet, but this payment sends the bank's key: the bank returns whatever lands
     if (payer) {
@@ -164,7 +165,7 @@ export async function askBankAfterTakeover(
   await context.at?.('reconcile.write');
   const verdict = judgeBankAnswer({
     ...answer,
-    claimFence: seen.fence,
+    firstFence: seen.firstFence,
     unknownSince: seen.unknownSince,
     now: askedAt,
     windowMs: BANK_SETTLEMENT_WINDOW_MS,
@@ -181,6 +182,11 @@ export type SweepOptions = {
   orderNos?: string[];
   /** The attempt-id prefix of this instance's current life (bootPrefix() by default): older lives' are dead at start-up. */
   life?: string;
+  /**
+   * The settlement report covers the charges landed since then (ms): the loop passes its last report's time,
+   * less a margin. By default a day back, or, for named orders, every charge they ever had.
+   */
+  landedSince?: number;
 };
 
 /** Settles every payment whose claim is dead. Returns how many it looked at. */
@@ -225,5 +231,33 @@ export async function reconcileStalePayments(options: SweepOptions = {}): Promis
       console.error(`[reconcile] ${orderNo}: ${error instanceof Error ? error.message : error}`);
     }
   }
-  return orderNos.size;
+  return orderNos.size + (await recordFromSettlementReport(options, now));
+}
+
+/**
+ * Reconciliation against the bank's books: every charge on the settlement report whose order is PENDING (or
+ * DECLINED by another attempt) was made under no claim the sweep could find (layers 3 and 4 off: layer 2 alone, layer 5 alone, none), by an
+ * attempt that died or lost its answer. The order becomes PAID by its first such charge. Returns how many.
+ */
+async function recordFromSettlementReport(options: SweepOptions, now: () => number): Promise<number> {
+  await options.at?.('sweep.report');
+  const landedSince = options.landedSince ?? (options.orderNos ? 0 : now() - 86_400_000);
+  const report = await settlementReport({
+    landedAfter: new Date(landedSince),
+    landedBy: new Date(now()),
+    merchantRefs: options.orderNos,
+  });
+  if (report.length === 0) return 0;
+  const pending = await getDb().$queryRaw<Array<{ orderNo: string }>>`
+    SELECT order_no AS "orderNo" FROM orders
+    WHERE order_no = ANY(${[...new Set(report.map((charge) => charge.merchantRef))]}::text[])
+      AND status IN ('PENDING', 'DECLINED')`;
+  let recorded = 0;
+  for (const { orderNo } of pending) {
+    const charge = report.find((candidate) => candidate.merchantRef === orderNo);
+    if (!charge) continue;
+    await options.at?.('sweep.record');
+    if (await recordUnrecordedCharge(outcomeFromCharge(orderNo, charge))) recorded++;
+  }
+  return recorded;
 }

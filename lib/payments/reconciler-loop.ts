@@ -1,7 +1,8 @@
 import 'server-only';
 // Runs the reconciler in the app process: once at start-up (claims this instance's previous life left
-// behind are settled at once) and then every few seconds (stale claims of any instance, unknown outcomes);
-// and, hourly, the dedup table's cleanup and the retention job (lib/payments/retention.ts).
+// behind are settled at once) and then every few seconds (stale claims of any instance, unknown outcomes,
+// charges on the bank's settlement report that no order recorded); and, hourly, the retention job
+// (lib/payments/retention.ts), which is also the dedup table's cleanup.
 import { env } from '../env.ts';
 import { reconcileStalePayments } from './reconcile.ts';
 import { runHousekeeping } from './retention.ts';
@@ -16,11 +17,18 @@ export function startReconciler(): void {
   // The start-up sweep settles what this instance's previous life left at once; until it has run once (the
   // database or Redis may not answer yet, or time out while a busy machine starts), every round is one.
   let startedUp = false;
+  // The settlement report is read from where the last sweep's left off (less a minute, for charges committed
+  // while it read); at start-up from as far back as retention keeps anything.
+  let lastReportAt: number | undefined;
   const sweep = async () => {
     const atStartup = !startedUp;
+    const startedAt = Date.now();
+    const lookBackDays = env().RETENTION_DAYS || 30;
+    const landedSince = lastReportAt === undefined ? startedAt - lookBackDays * 86_400_000 : lastReportAt - 60_000;
     try {
-      const looked = await reconcileStalePayments({ atStartup });
+      const looked = await reconcileStalePayments({ atStartup, landedSince });
       startedUp = true;
+      lastReportAt = startedAt;
       if (atStartup && looked > 0) console.log(`[reconcile] settled ${looked} payment(s) left over at start-up`);
       if (failing) console.log('[reconcile] running again');
       failing = false;
@@ -32,12 +40,9 @@ export function startReconciler(): void {
   };
   void sweep();
   setInterval(() => void sweep(), Math.min(EVERY_MS, env().REQUEST_KEY_LEASE_MS)).unref();
-  // Layer 4's table needs cleanup (the article says so), and nothing grows without bound (retention).
-  const housekeeping = () =>
-    runHousekeeping(new Date(), {
-      retentionDays: env().RETENTION_DAYS,
-      dedupRetentionDays: env().DEDUP_RETENTION_DAYS,
-    });
+  // Layer 4's table needs cleanup (the article says so), and nothing grows without bound: retention prunes a
+  // settled order with every row that hangs on it, its dedup rows among them (lib/payments/retention.ts).
+  const housekeeping = () => runHousekeeping(new Date(), { retentionDays: env().RETENTION_DAYS });
   void housekeeping();
   setInterval(() => void housekeeping(), 3_600_000).unref();
 }

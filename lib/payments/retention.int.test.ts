@@ -1,5 +1,5 @@
 // Retention against the real PostgreSQL: old settled rows go with everything that hangs on them; recent
-// ones, and old ones still in doubt, stay.
+// ones, and old ones still in doubt wherever a layer keeps the doubt, stay.
 import { describe, expect, it } from 'vitest';
 import { getDb } from '../db.ts';
 import { createOrder } from './orders.ts';
@@ -7,34 +7,65 @@ import { pruneOldRecords } from './retention.ts';
 
 const DAY = 86_400_000;
 
-async function orderAged(days: number, status: 'PAID' | 'PENDING' | 'UNKNOWN') {
+async function orderAged(
+  days: number,
+  status: 'PAID' | 'PENDING' | 'UNKNOWN',
+  has: { charge?: boolean; dedupRow?: 'settled' | 'inDoubt' } = {},
+) {
   const { orderNo } = await createOrder({});
   const createdAt = new Date(Date.now() - days * DAY);
-  await getDb().order.update({ where: { orderNo }, data: { createdAt, status } });
-  await getDb().bankCharge.create({
-    data: { id: `ch_ret_${orderNo}`, merchantRef: orderNo, amountCents: 1, createdAt },
+  const chargeId = `ch_ret_${orderNo}`;
+  await getDb().order.update({
+    where: { orderNo },
+    data: { createdAt, updatedAt: createdAt, status, chargeId: status === 'PAID' ? chargeId : null },
   });
-  await getDb().receipt.create({
-    data: { orderNo, chargeId: `ch_ret_${orderNo}`, amountCents: 1, consumer: 'retention-test', sentAt: createdAt },
-  });
+  if (has.charge ?? true) {
+    await getDb().bankCharge.create({ data: { id: chargeId, merchantRef: orderNo, amountCents: 1, createdAt } });
+    await getDb().receipt.create({
+      data: { orderNo, chargeId, amountCents: 1, consumer: 'retention-test', sentAt: createdAt },
+    });
+  }
+  if (has.dedupRow) {
+    const outcome = has.dedupRow === 'settled' ? { status: 'PAID' } : undefined;
+    await getDb().idempotentRecord.create({
+      data: { bizType: 'PAYMENT', bizNo: orderNo, owner: null, createdAt, claimedAt: createdAt, outcome },
+    });
+  }
   return orderNo;
 }
 
 describe('retention', () => {
-  it('prunes what is older than the cutoff and settled, with its charges and receipts; keeps the rest', async () => {
-    const old = await orderAged(40, 'PAID');
-    const abandoned = await orderAged(40, 'PENDING');
-    const inDoubt = await orderAged(40, 'UNKNOWN');
+  it('prunes what is older than the cutoff and settled, with its charges, receipts and dedup rows', async () => {
+    const old = await orderAged(40, 'PAID', { dedupRow: 'settled' });
+    const abandoned = await orderAged(40, 'PENDING', { charge: false });
     const recent = await orderAged(1, 'PAID');
     await pruneOldRecords(new Date(Date.now() - 30 * DAY));
     const left = await getDb().order.findMany({
-      where: { orderNo: { in: [old, abandoned, inDoubt, recent] } },
+      where: { orderNo: { in: [old, abandoned, recent] } },
       select: { orderNo: true },
     });
-    expect(left.map((order) => order.orderNo).sort()).toEqual([inDoubt, recent].sort());
+    expect(left.map((order) => order.orderNo)).toEqual([recent]);
     const charges = await getDb().bankCharge.count({ where: { merchantRef: { in: [old, abandoned] } } });
     const receipts = await getDb().receipt.count({ where: { orderNo: { in: [old, abandoned] } } });
-    expect([charges, receipts]).toEqual([0, 0]);
-    expect(await getDb().bankCharge.count({ where: { merchantRef: { in: [inDoubt, recent] } } })).toBe(2);
+    const rows = await getDb().idempotentRecord.count({ where: { bizNo: { in: [old, abandoned] } } });
+    expect([charges, receipts, rows]).toEqual([0, 0, 0]);
+  });
+
+  it('keeps an old payment in doubt wherever the doubt is kept: the order, a dedup row, a charge not recorded', async () => {
+    const claimed = await orderAged(40, 'UNKNOWN');
+    const rowInDoubt = await orderAged(40, 'PENDING', { charge: false, dedupRow: 'inDoubt' });
+    const chargeNotRecorded = await orderAged(40, 'PENDING');
+    const kept = [claimed, rowInDoubt, chargeNotRecorded];
+    await pruneOldRecords(new Date(Date.now() - 30 * DAY));
+    const left = await getDb().order.findMany({ where: { orderNo: { in: kept } }, select: { orderNo: true } });
+    expect(left.map((order) => order.orderNo).sort()).toEqual([...kept].sort());
+    expect(await getDb().bankCharge.count({ where: { merchantRef: { in: kept } } })).toBe(2);
+  });
+
+  it('keeps an old order a payment moved lately (its claim raised updated_at)', async () => {
+    const orderNo = await orderAged(40, 'PENDING', { charge: false });
+    await getDb().order.update({ where: { orderNo }, data: { updatedAt: new Date() } });
+    await pruneOldRecords(new Date(Date.now() - 30 * DAY));
+    expect(await getDb().order.count({ where: { orderNo } })).toBe(1);
   });
 });

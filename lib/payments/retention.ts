@@ -1,11 +1,13 @@
 import 'server-only';
 // Retention: nothing in the demo may grow without bound. Hourly, what is older than RETENTION_DAYS goes:
 // settled orders (PAID, DECLINED) and carts never paid (PENDING), with their card statement, receipts and
-// dedup rows; outbox rows already relayed; fencing tokens nobody raised since. An order still in doubt
-// (PROCESSING, UNKNOWN) is kept whatever its age: the reconciler has to settle it first. In batches, so one
-// run never holds long locks.
+// dedup rows; outbox rows already relayed; fencing tokens nobody raised since. A payment still in doubt is
+// kept whatever its age, wherever a layer keeps the doubt (the order PROCESSING or UNKNOWN, a dedup row
+// without an outcome, a charge the order has not recorded): the reconciler has to settle it first. In batches,
+// so one run never holds long locks. What it cannot see: a payment that has claimed nothing in PostgreSQL (layers
+// 3 and 4 off) and has not reached the bank yet, on an order older than RETENTION_DAYS, at the moment it runs.
 import { getDb } from '../db.ts';
-import { deleteSettledDedupRecords } from '../defences/dedup.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 
 export type Pruned = {
   orders: number;
@@ -18,23 +20,43 @@ export type Pruned = {
 
 const BATCH = 1_000;
 
-export async function pruneOldRecords(olderThan: Date): Promise<Pruned> {
+/**
+ * Whether the order `o` is old and settled enough to go. In the candidates' query and again in the DELETE's own
+ * WHERE: a row that a payment moved after the candidates were read (a claim raises its generation and
+ * updated_at) is judged again as it is then, and kept.
+ */
+function prunable(olderThan: Date): Prisma.Sql {
+  return Prisma.sql`o.created_at < ${olderThan} AND o.updated_at < ${olderThan} AND o.status IN ('PAID', 'DECLINED', 'PENDING')
+    -- A payment in doubt is kept wherever a layer keeps the doubt: a dedup row without an outcome (layer 4),
+    -- or a charge the order has not recorded (landed or still to land: layer 2 alone, 5 alone, none).
+    AND NOT EXISTS (
+      SELECT 1 FROM idempotent_record r WHERE r.biz_type = 'PAYMENT' AND r.biz_no = o.order_no AND r.outcome IS NULL)
+    AND (o.status = 'PAID' OR NOT EXISTS (SELECT 1 FROM bank_charges c WHERE c.merchant_ref = o.order_no))`;
+}
+
+/**
+ * Prunes what is older than `olderThan`. `orderNos`: only these orders and what hangs on them (an operator's, or
+ * the race explorer's own); the outbox and the fencing tokens, which belong to no one order, are then left.
+ */
+export async function pruneOldRecords(olderThan: Date, scope: { orderNos?: string[] } = {}): Promise<Pruned> {
+  const everything = scope.orderNos === undefined;
+  const only = everything ? Prisma.empty : Prisma.sql`AND o.order_no = ANY(${scope.orderNos}::text[])`;
   const [row] = await getDb().$queryRaw<Array<Record<keyof Pruned, bigint>>>`
     WITH gone AS (
-      DELETE FROM orders WHERE order_no IN (
-        SELECT order_no FROM orders
-        WHERE created_at < ${olderThan} AND status IN ('PAID', 'DECLINED', 'PENDING')
-        ORDER BY created_at LIMIT ${BATCH})
-      RETURNING order_no),
+      DELETE FROM orders o
+      WHERE o.order_no IN (
+          SELECT o.order_no FROM orders o WHERE ${prunable(olderThan)} ${only} ORDER BY o.created_at LIMIT ${BATCH})
+        AND ${prunable(olderThan)}
+      RETURNING o.order_no),
     charges AS (DELETE FROM bank_charges WHERE merchant_ref IN (SELECT order_no FROM gone) RETURNING 1),
     receipts AS (DELETE FROM receipts WHERE order_no IN (SELECT order_no FROM gone) RETURNING 1),
     dedup AS (DELETE FROM idempotent_record WHERE biz_no IN (SELECT order_no FROM gone) RETURNING 1),
     outbox AS (
-      DELETE FROM outbox WHERE id IN (
+      DELETE FROM outbox WHERE ${everything} AND id IN (
         SELECT id FROM outbox WHERE published_at IS NOT NULL AND created_at < ${olderThan} LIMIT ${BATCH})
       RETURNING 1),
     fences AS (
-      DELETE FROM bank_fences WHERE lock IN (
+      DELETE FROM bank_fences WHERE ${everything} AND lock IN (
         SELECT lock FROM bank_fences WHERE updated_at < ${olderThan} LIMIT ${BATCH})
       RETURNING 1)
     SELECT (SELECT count(*) FROM gone) AS orders, (SELECT count(*) FROM charges) AS charges,
@@ -52,18 +74,17 @@ export async function pruneOldRecords(olderThan: Date): Promise<Pruned> {
 }
 
 /**
- * The hourly job, as of `now`: the dedup table's cleanup (rows past `dedupRetentionDays`), then retention
- * (`retentionDays`; 0 keeps everything). The reconciler's loop runs it (lib/payments/reconciler-loop.ts).
+ * The hourly job, as of `now`: retention (`retentionDays`; 0 keeps everything). It is also the dedup table's
+ * cleanup: a dedup row lives exactly as long as the order it guards, so no cleanup re-opens a door that the
+ * row keeps shut (with layer 4 alone, a row deleted under a PAID order would let the next duplicate charge).
  */
 export async function runHousekeeping(
   now: Date,
-  horizons: { retentionDays: number; dedupRetentionDays: number },
+  horizons: { retentionDays: number },
+  scope: { orderNos?: string[] } = {},
 ): Promise<void> {
-  await deleteSettledDedupRecords(getDb(), new Date(now.getTime() - horizons.dedupRetentionDays * 86_400_000)).catch(
-    (error: Error) => console.error(`[dedup] cleanup skipped: ${error.message}`),
-  );
   if (horizons.retentionDays === 0) return;
-  await pruneOldRecords(new Date(now.getTime() - horizons.retentionDays * 86_400_000)).catch((error: Error) =>
+  await pruneOldRecords(new Date(now.getTime() - horizons.retentionDays * 86_400_000), scope).catch((error: Error) =>
     console.error(`[retention] skipped: ${error.message}`),
   );
 }
