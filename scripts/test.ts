@@ -4,12 +4,14 @@
 // `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`; `--only scenarios` runs
 // the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images, `--only races`
 // runs the race explorer alone (`npm run races -- --schedules 20000`). Other arguments go to Playwright
-// (e.g. `npm run scenarios -- -g "@double-click"`).
+// (e.g. `npm run scenarios -- -g "@double-click"`). `npm run races` runs the model checker, then the race
+// explorer on the real code; `npm run races -- --mutants` then the deliberate bugs it must catch.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { applyMigrations, freshDatabase } from './lib/migrations.ts';
+import { runMutants } from './lib/mutants.ts';
 import { buildApp, buildIsStale, nextEnv } from './lib/next-app.ts';
 import { ROOT } from './lib/paths.ts';
 import { type RunningCluster, startRedisCluster } from './lib/redis-cluster.ts';
@@ -62,16 +64,20 @@ async function main(): Promise<number> {
     only
       ? only === step || (step === 'build' && !['types', 'lint', 'races'].includes(only))
       : DEFAULT_STEPS.includes(step);
-  // `--schedules N`: how many random schedules the race explorer runs (npm test runs a bounded number).
+  // `--schedules N`: how many random schedules the race explorer runs (npm test runs a bounded number);
+  // `--mutants`: then the deliberate bugs of test/races/mutants.ts, each of which it must catch.
   const schedulesIndex = process.argv.indexOf('--schedules');
   const schedules = schedulesIndex > 0 ? process.argv[schedulesIndex + 1] : undefined;
   if (schedules !== undefined && !/^\d+$/.test(schedules)) throw new Error('--schedules takes a number');
+  const mutants = process.argv.includes('--mutants');
   // Everything else on the command line goes to Playwright (npm passes what follows its own `--`).
   const passThrough = process.argv
     .slice(2)
     .filter(
       (arg, i, all) =>
-        !['--', '--only', '--schedules'].includes(arg) && all[i - 1] !== '--only' && all[i - 1] !== '--schedules',
+        !['--', '--only', '--schedules', '--mutants'].includes(arg) &&
+        all[i - 1] !== '--only' &&
+        all[i - 1] !== '--schedules',
     );
   const needsBrowser = BROWSER_STEPS.some(wanted);
 
@@ -199,9 +205,29 @@ async function main(): Promise<number> {
         : true,
     ]);
     if (wanted('races')) {
-      await timed('race explorer (vitest)', () =>
-        run(npx('vitest'), ['run', 'test/races/races.int.test.ts'], { ...env, RACE_SCHEDULES: schedules ?? '5000' }),
+      // 1. The model: every interleaving of the bound, per configuration; the traces for the real code to follow.
+      const traces = path.join(ROOT, '.data/test/model-traces.json');
+      const model = await timed('race model: every interleaving of the bound', () =>
+        run(process.execPath, ['--import', 'tsx', 'test/races/model/run.ts', '--out', traces], env),
       );
+      // 2. The real code: the regressions, the model's traces, random schedules beyond the bound.
+      const randomSchedules = schedules ?? '1500';
+      const explorer = await timed('race explorer on the real code (vitest)', () =>
+        run(npx('vitest'), ['run', '--project', 'integration', 'test/races/races.int.test.ts'], {
+          ...env,
+          RACE_SCHEDULES: randomSchedules,
+          RACE_TRACES: traces,
+        }),
+      );
+      // 3. The mutants, each of which the explorer must catch.
+      if (mutants && model && explorer) {
+        await timed('mutants the explorer must catch', async () => {
+          const results = await runMutants({ env, traces, schedules: '600', log: console.log });
+          const missed = results.filter((result) => !result.caught);
+          console.log(`[mutants] ${results.length - missed.length} of ${results.length} caught`);
+          return missed.length === 0;
+        });
+      }
     }
     const playwright = (args: string[]) => run(npx('playwright'), ['test', ...args, ...passThrough], env);
     if (wanted('e2e')) {

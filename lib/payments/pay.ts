@@ -71,6 +71,8 @@ export type PayOptions = {
   at?: RaceHook;
   /** Tests only: this attempt's own faults, over the order's (one attempt crashes, its retry does not). */
   faults?: Partial<Faults>;
+  /** Tests only: new attempt ids (the race explorer's carry the life of the process it simulates). */
+  attemptIds?: () => string;
 };
 
 export function defaultPayOptions(): PayOptions {
@@ -161,7 +163,7 @@ async function readOrder(orderNo: string) {
 /** One attempt, as every defence sees it: the request, its layer 2 key, and the recovery path they may call. */
 function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, lane: Lane): Attempt {
   const { orderNo, caller } = request;
-  const { now, at, publish } = options;
+  const { now, at, publish, attemptIds = newAttemptId } = options;
   const leaseMs = order.settings.claims.leaseMs;
   // Layer 2's key, as the lab's key strategy makes it (the article's first detail: only `business` holds).
   const key = attemptKeyOf(caller, order.settings.keys.strategy, {
@@ -179,7 +181,7 @@ function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, 
     fromPage: request.channel === 'browser' || request.checkoutToken !== undefined,
     checkoutToken: request.checkoutToken,
     namedIntent: request.idempotencyKey !== undefined,
-    attemptId: newAttemptId(),
+    attemptId: attemptIds(),
     key,
     leaseMs,
     resultTtlSeconds: options.resultTtlSeconds,
@@ -187,7 +189,7 @@ function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, 
     at,
     lane,
     recovery: {
-      reconcile: (payer) => reconcileOrder(orderNo, { leaseMs, payer, now, at, publish }),
+      reconcile: (payer) => reconcileOrder(orderNo, { leaseMs, payer, now, at, publish, attemptIds }),
       askBankAfterTakeover: (query, seen) => askBankAfterTakeover(query, seen, { now, at }),
     },
   };

@@ -54,6 +54,8 @@ export type ReconcileOptions = {
   now?: () => number;
   at?: RaceHook;
   publish?: (events: TimelineEvent[]) => void;
+  /** New attempt ids, for a reconciler's takeover (newAttemptId by default). */
+  attemptIds?: () => string;
 };
 
 /** Settles one order, if its claim is dead. */
@@ -89,7 +91,8 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
     return result;
   };
   await options.at?.('reconcile.takeOver');
-  const hold = await takeOverClaim(view, options.payer?.attemptId ?? newAttemptId(), new Date(now()));
+  const taker = options.payer?.attemptId ?? (options.attemptIds ?? newAttemptId)();
+  const hold = await takeOverClaim(view, taker, new Date(now()));
   if (!hold) {
     const again = await readClaim(orderNo);
     return again?.recorded ? { kind: 'settled', outcome: again.recorded } : { kind: 'running' };
@@ -182,6 +185,8 @@ export type SweepOptions = {
   orderNos?: string[];
   /** The attempt-id prefix of this instance's current life (bootPrefix() by default): older lives' are dead at start-up. */
   life?: string;
+  /** New attempt ids, for the sweep's takeovers (newAttemptId by default). */
+  attemptIds?: () => string;
   /**
    * The settlement report covers the charges landed since then (ms): the loop passes its last report's time,
    * less a margin. By default a day back, or, for named orders, every charge they ever had.
@@ -226,7 +231,7 @@ export async function reconcileStalePayments(options: SweepOptions = {}): Promis
   const orderNos = new Set([...orders, ...rows].map((row) => row.orderNo));
   for (const orderNo of orderNos) {
     try {
-      await reconcileOrder(orderNo, { deadAttempt, now, patience, at: options.at });
+      await reconcileOrder(orderNo, { deadAttempt, now, patience, at: options.at, attemptIds: options.attemptIds });
     } catch (error) {
       console.error(`[reconcile] ${orderNo}: ${error instanceof Error ? error.message : error}`);
     }

@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import type { PayResult } from '../../lib/payments/pay.ts';
 import { RACE_POINTS, type RacePoint } from '../../lib/payments/race-points.ts';
+import { recordCoverage } from './coverage.ts';
 import {
   type ActorPlan,
   BANK_FAULTS,
@@ -111,25 +112,37 @@ export async function runScript(script: Script): Promise<Finding | undefined> {
   return finish(world, script.sameKey);
 }
 
-/** After the schedule: time passes and the sweep settles; the invariants; one more retry; the invariants. */
-async function finish(world: RaceWorld, sameKey: boolean): Promise<Finding | undefined> {
+/**
+ * After the schedule: time passes and the sweep settles; the invariants; one more retry; the invariants.
+ * `settled`: more to check once the sweep has settled, before the last retry (the model's conformance).
+ */
+export async function finish(
+  world: RaceWorld,
+  sameKey: boolean,
+  settled?: (ends: Map<string, string>) => Promise<string[]>,
+): Promise<Finding | undefined> {
+  recordCoverage(world.layers, world.scheduler.trace);
   const violations = [...world.violations];
   const told: PayResult[] = [];
   const ends: string[] = [];
+  const endOf = new Map<string, string>();
   for (const [name, ended] of world.ends) {
     const end = await ended;
-    if (end.kind === 'crashed') ends.push(`${name}: died at ${end.point}`);
+    if (end.kind === 'crashed') endOf.set(name, `died at ${end.point}`);
     else if (end.kind === 'threw') {
-      ends.push(`${name}: threw ${(end.error as Error).message}`);
+      endOf.set(name, `threw ${(end.error as Error).message}`);
       violations.push(`${name} threw: ${(end.error as Error).message}`);
     } else if (isPayResult(end.value)) {
       told.push(end.value);
-      ends.push(`${name}: ${inWords(end.value)}`);
+      endOf.set(name, inWords(end.value));
     }
+    const words = endOf.get(name);
+    if (words) ends.push(`${name}: ${words}`);
   }
   await world.settle();
   await world.deliverReceipts();
   violations.push(...(await world.check(told, 'after reconciliation', sameKey)));
+  if (settled) violations.push(...(await settled(endOf)));
   // The customer retries once more, with the first key, as a well-behaved client would.
   const last = await world.pay('k0', undefined, 'none', 'last');
   ends.push(`last retry: ${inWords(last)}`);
@@ -156,7 +169,7 @@ function isPayResult(value: unknown): value is PayResult {
   return typeof value === 'object' && value !== null && 'requestId' in value && 'kind' in value;
 }
 
-function inWords(result: PayResult): string {
+export function inWords(result: PayResult): string {
   const by = 'answeredBy' in result ? ` (${result.answeredBy})` : '';
   const outcome = 'outcome' in result ? ` ${result.outcome.status}` : '';
   return `${result.kind}${by}${outcome}`;

@@ -1,14 +1,28 @@
-// The race explorer against the real pipeline, the real reconciler, PostgreSQL and Redis (explorer.ts):
-// the schedules that broke an invariant before their fix (regressions.ts), then random schedules, as many
-// as RACE_SCHEDULES says (`npm test` runs a bounded number; `npm run races -- --schedules N` more).
-import { describe, expect, it } from 'vitest';
-import { explore, runScript } from './explorer.ts';
+// The race explorer against the real pipeline, the real reconciler and sweep, PostgreSQL and Redis:
+//   1. the schedules that broke an invariant before their fix (regressions.ts);
+//   2. the real code held to the model's traces (conformance.ts): every trace of RACE_TRACES, the file the
+//      exhaustive model check wrote (`npm run races`), or else a sample of a quick exploration (`npm test`);
+//   3. random schedules beyond the model's bound, as many as RACE_SCHEDULES says.
+// RACE_BAIL=1 (the mutants' runs) stops at the first finding. The coverage of the real runs is printed at the end.
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { conform } from './conformance.ts';
+import { coverage } from './coverage.ts';
+import { explore as exploreRandom, type Finding, runScript } from './explorer.ts';
+import { castInWords, castsOf, safeConfigurations } from './model/bound.ts';
+import { type Cast, explore as exploreModel, type Move } from './model/checker.ts';
+import type { TraceFile } from './model/run.ts';
 import { REGRESSIONS } from './regressions.ts';
 import { INVARIANTS } from './world.ts';
 
 const SCHEDULES = Number(process.env.RACE_SCHEDULES ?? 600);
 const SEED = process.env.RACE_SEED ? Number(process.env.RACE_SEED) : Math.floor(Math.random() * 2 ** 31);
 const ONLY = process.env.RACE_ONLY;
+const TRACES = process.env.RACE_TRACES;
+const BAIL = process.env.RACE_BAIL === '1';
+/** Without the model's file: per configuration, this many traces of its first cast, explored here. */
+const SAMPLE = Number(process.env.RACE_SAMPLE ?? 6);
+const LANES = 6;
 
 describe('race explorer: schedules that once broke an invariant', () => {
   for (const { name, script } of REGRESSIONS) {
@@ -21,11 +35,69 @@ describe('race explorer: schedules that once broke an invariant', () => {
   }
 });
 
+type Trace = { configuration: string; cast: Cast; why: string; moves: Move[] };
+
+/** The traces to follow: the model's file, or a sample of a quick exploration of each configuration's first cast. */
+function tracesToFollow(): { traces: Trace[]; source: string } {
+  if (TRACES) {
+    const file = JSON.parse(readFileSync(TRACES, 'utf8')) as TraceFile;
+    const traces = file.configurations.flatMap((configuration) =>
+      configuration.traces.map((trace) => ({
+        configuration: configuration.name,
+        cast: file.casts[trace.cast] as Cast,
+        why: trace.why,
+        moves: trace.moves,
+      })),
+    );
+    return { traces, source: TRACES };
+  }
+  const traces: Trace[] = [];
+  for (const configuration of safeConfigurations()) {
+    const [cast] = castsOf(configuration.layers);
+    if (!cast) continue;
+    const witnesses = [...exploreModel(cast).witnesses.entries()];
+    // Spread over what it reached: SAMPLE witnesses, evenly apart.
+    for (let n = 0; n < Math.min(SAMPLE, witnesses.length); n++) {
+      const [why, moves] = witnesses[Math.floor((n * witnesses.length) / SAMPLE)] as [string, Move[]];
+      traces.push({ configuration: configuration.name, cast, why, moves });
+    }
+  }
+  return { traces, source: `a sample of ${SAMPLE} traces per configuration, explored here` };
+}
+
+describe('race explorer: the real code follows the model', () => {
+  it('every trace: the same point after every step, the same world and answers once settled', async () => {
+    const { traces, source } = tracesToFollow();
+    const started = performance.now();
+    const failures: Array<{ trace: Trace; finding: Finding }> = [];
+    let next = 0;
+    let followed = 0;
+    await Promise.all(
+      Array.from({ length: LANES }, async () => {
+        for (let trace = traces[next++]; trace; trace = traces[next++]) {
+          if (BAIL && failures.length > 0) return;
+          const finding = await conform(trace.cast, trace.moves);
+          followed++;
+          if (finding) failures.push({ trace, finding });
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`[races] the real code followed ${followed} model traces (${source}) in ${seconds.toFixed(1)} s`);
+    for (const { trace, finding } of failures.slice(0, 5)) {
+      console.log(
+        `[races] DIVERGED ${trace.configuration}: ${castInWords(trace.cast)} (${trace.why})\n  ${finding.violations.join('\n  ')}\n  moves: ${JSON.stringify(trace.moves)}\n  real: ${finding.trace.join(' ')}`,
+      );
+    }
+    expect(failures.length).toBe(0);
+  }, 1_800_000);
+});
+
 describe.skipIf(SCHEDULES === 0)('race explorer: random schedules', () => {
   it(`${SCHEDULES} schedules over every configuration of layers 2-5 hold every invariant`, async () => {
-    const result = await explore({ count: SCHEDULES, seed: SEED });
+    const result = await exploreRandom({ count: SCHEDULES, seed: SEED });
     console.log(
-      `[races] ${result.schedules} schedules in ${result.seconds.toFixed(1)} s ` +
+      `[races] ${result.schedules} random schedules in ${result.seconds.toFixed(1)} s ` +
         `(${Math.round(result.schedules / result.seconds)}/s), seed ${SEED} (RACE_SEED=${SEED} replays them)\n` +
         `[races] ${result.failures.length === 0 ? 'held' : 'BROKEN'}: ${INVARIANTS.join('; ')}`,
     );
@@ -35,5 +107,16 @@ describe.skipIf(SCHEDULES === 0)('race explorer: random schedules', () => {
       );
     }
     expect(result.failures.map(({ finding }) => finding.violations)).toEqual([]);
-  }, 600_000);
+  }, 1_800_000);
+});
+
+afterAll(() => {
+  const rows = [...coverage().entries()].sort(([a], [b]) => a.localeCompare(b));
+  if (rows.length === 0) return;
+  console.log('[races] coverage of the runs on the real code (schedules, ordered pairs of race points reached):');
+  for (const [name, seen] of rows) {
+    console.log(
+      `[races]   ${name.padEnd(8)} ${String(seen.schedules).padStart(6)} schedules ${String(seen.pairs.size).padStart(5)} pairs`,
+    );
+  }
 });

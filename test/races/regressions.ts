@@ -200,6 +200,17 @@ export const REGRESSIONS: Regression[] = [
     },
   })),
   {
+    // Layer 4 alone, the order older than RETENTION_DAYS: a payment holds its dedup row and is at the bank's door,
+    // nothing charged yet. Retention, blind to the row, prunes the order, and the payment charges one that is gone.
+    name: 'new 3: retention prunes an order whose payment holds its dedup row at the bank’s door (layer 4 alone)',
+    script: {
+      layers: only('uniqueConstraint'),
+      sameKey: true,
+      actors: [{ name: 'first', kind: 'pay', key: 'k0' }],
+      steps: [{ run: 'first', to: 'pay.bank' }, { strike: 'retention' }, { run: 'first' }],
+    },
+  },
+  {
     // Layer 4 alone: the dedup table's cleanup removed the row of a PAID order that stayed, and the next
     // duplicate was let through and charged ("layer 3 still stops it" held only with layer 3 on).
     name: 'new 4: the dedup cleanup lets the next duplicate charge again (layer 4 alone)',

@@ -10,6 +10,7 @@ import { getDb } from '../../lib/db.ts';
 import { attemptKeyOf } from '../../lib/defences/request-key.ts';
 import { decodeRecord } from '../../lib/defences/request-key-record.ts';
 import { sendReceipt } from '../../lib/events/receipts.ts';
+import { bootPrefix, instanceName } from '../../lib/instance.ts';
 import { ALL_LAYERS_OFF, BANK_SETTLEMENT_WINDOW_MS, type Faults } from '../../lib/lab/settings.ts';
 import { createOrder } from '../../lib/payments/orders.ts';
 import { parseOutcome } from '../../lib/payments/outcome.ts';
@@ -125,6 +126,14 @@ export class RaceWorld {
     }).name;
   }
 
+  /**
+   * New attempt ids, of the process's current life: `<instance>.<life>.<n>`, as the real ones are (a restart
+   * begins a new life, and its start-up sweep judges the older lives' claims dead).
+   */
+  private lifePrefix = bootPrefix();
+  private ids = 0;
+  readonly attemptIds = () => `${this.lifePrefix}${++this.ids}`;
+
   /** One payment attempt of this order, with its own faults and hook. */
   pay(key: string, at: RaceHook | undefined, bank: BankFault = 'none', requestId?: string): Promise<PayResult> {
     return pay(
@@ -141,6 +150,7 @@ export class RaceWorld {
         now: this.now,
         at,
         faults: BANK[bank],
+        attemptIds: this.attemptIds,
         publish: () => {},
         crash: () => {
           throw new Error('a lab crash fault: the explorer crashes actors at points instead');
@@ -157,9 +167,20 @@ export class RaceWorld {
           this.keyOf.set(plan.name, this.requestKeyName(plan.key));
           return this.pay(plan.key, hook, plan.bank, plan.name);
         case 'reconcile':
-          return reconcileOrder(this.orderNo, { leaseMs: LEASE_MS, now: this.now, at: hook, publish: () => {} });
+          return reconcileOrder(this.orderNo, {
+            leaseMs: LEASE_MS,
+            now: this.now,
+            at: hook,
+            publish: () => {},
+            attemptIds: this.attemptIds,
+          });
         case 'sweep':
-          return reconcileStalePayments({ now: this.now, at: hook, orderNos: [this.orderNo] });
+          return reconcileStalePayments({
+            now: this.now,
+            at: hook,
+            orderNos: [this.orderNo],
+            attemptIds: this.attemptIds,
+          });
       }
     };
     this.ends.set(plan.name, this.scheduler.spawn(plan.name, body, plan.crashAt));
@@ -189,17 +210,31 @@ export class RaceWorld {
     }
   }
 
-  /** The process dies: every actor in it, wherever it waits; it starts again, and its start-up sweep runs. */
+  /**
+   * The process dies: every actor in it, wherever it waits (a request that has not arrived yet, still at its
+   * start, arrives at the next life). It starts again, and its start-up sweep runs.
+   */
   private async restart(): Promise<void> {
     for (const holder of await this.holders()) this.deadHolders.add(holder);
-    for (const name of this.scheduler.waitingActors()) this.scheduler.crash(name);
+    for (const name of this.scheduler.waitingActors()) {
+      // A start-up sweep belongs to its process, even before it has begun.
+      if (this.scheduler.waitingAt(name) !== 'start' || name.startsWith('boot')) this.scheduler.crash(name);
+    }
     this.lives++;
-    const life = `restarted-${this.lives}-${this.orderNo}.`;
+    this.lifePrefix = `${instanceName()}.life${this.lives}x${this.orderNo}.`;
+    const life = this.lifePrefix;
     const name = this.lives === 1 ? 'boot' : `boot${this.lives}`;
     this.ends.set(
       name,
       this.scheduler.spawn(name, (at) =>
-        reconcileStalePayments({ atStartup: true, life, now: this.now, at: at as RaceHook, orderNos: [this.orderNo] }),
+        reconcileStalePayments({
+          atStartup: true,
+          life,
+          now: this.now,
+          at: at as RaceHook,
+          orderNos: [this.orderNo],
+          attemptIds: this.attemptIds,
+        }),
       ),
     );
   }

@@ -1,0 +1,88 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: a patch is the source text, its ${…} included.
+// Deliberate bugs the race explorer must catch (`npm run races -- --mutants`, scripts/lib/mutants.ts): each is a
+// source patch, applied to a copy of the checkout, never a switch in the code. A patch whose text is no longer
+// in its file is itself an error: the list must follow the code it breaks.
+export type Mutant = {
+  name: string;
+  /** What it breaks, in words. */
+  breaks: string;
+  file: string;
+  /** The exact text to replace (it must occur once), and what replaces it. */
+  from: string;
+  to: string;
+};
+
+export const MUTANTS: Mutant[] = [
+  {
+    name: 'bank-fence-removed',
+    breaks: 'the bank charges under a stale fencing token (the check in its charge statement is gone)',
+    file: 'lib/payments/bank.ts',
+    from: 'const holds = fence ? Prisma.sql`WHERE (SELECT token FROM raised) = ${BigInt(fence.token)}` : Prisma.empty;',
+    to: 'const holds = Prisma.empty;',
+  },
+  {
+    name: 'key-takeover-keeps-token',
+    breaks: "layer 2's takeover keeps the old fencing token instead of raising it",
+    file: 'lib/defences/take-over-request-key.lua',
+    from: 'local fence = math.max(record.fence + 1, tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))',
+    to: 'local fence = record.fence',
+  },
+  {
+    name: 'takeover-compare-and-set-removed',
+    breaks: "the database takeover's compare-and-set: it takes the claim whatever it is now",
+    file: 'lib/payments/order-claim.ts',
+    from: '(current) => sameClaim(current, seen),',
+    to: '() => true,',
+  },
+  {
+    name: 'key-takeover-compare-and-set-removed',
+    breaks: "layer 2's takeover script compares nothing it judged (owner, token, renewal)",
+    file: 'lib/defences/take-over-request-key.lua',
+    from: 'if owner ~= ARGV[1] or record.fence ~= tonumber(ARGV[2]) or record.since ~= tonumber(ARGV[3]) then',
+    to: 'if false then',
+  },
+  {
+    name: 'no-charge-yet-is-final',
+    breaks: '"no charge yet" is taken for "never charged": the settlement window is not waited for',
+    file: 'lib/defences/fencing.ts',
+    from: "return since + answer.windowMs <= answer.now ? { kind: 'nothing' } : { kind: 'wait', until: since + answer.windowMs };",
+    to: "return { kind: 'nothing' };",
+  },
+  {
+    name: 'oldest-doubt-forgotten',
+    breaks: '"never seen" is judged against the claim just taken over, not the first of its chain (defect 1)',
+    file: 'lib/payments/reconcile.ts',
+    from: 'firstFence: seen.firstFence,',
+    to: 'firstFence: seen.fence,',
+  },
+  {
+    name: 'retention-blind-to-dedup-rows',
+    breaks: 'retention prunes an order whose dedup row keeps a charge in doubt (defect 3)',
+    file: 'lib/payments/retention.ts',
+    from: `AND NOT EXISTS (
+      SELECT 1 FROM idempotent_record r WHERE r.biz_type = 'PAYMENT' AND r.biz_no = o.order_no AND r.outcome IS NULL)`,
+    to: '',
+  },
+  {
+    name: 'settlement-report-ignored',
+    breaks:
+      'the sweep does not read the bank’s settlement report: a charge no claim records stays unrecorded (defect 2)',
+    file: 'lib/payments/reconcile.ts',
+    from: 'return orderNos.size + (await recordFromSettlementReport(options, now));',
+    to: 'return orderNos.size;',
+  },
+  {
+    name: 'an-event-per-record',
+    breaks: 'the payment.paid event is written every time a charge is recorded, not once per charge (defect 5)',
+    file: 'lib/defences/database-claim.ts',
+    from: 'SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, ${chargeId} FROM moved',
+    to: 'SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, NULL FROM moved',
+  },
+  {
+    name: 'decline-before-fence',
+    breaks: 'the bank declines before it checks the fence: a stale attempt gets a final DECLINED (defect 6)',
+    file: 'lib/payments/bank.ts',
+    from: 'if (request.fence && !(await raiseFence(request.fence))) throw new BankFencedError(request.fence);',
+    to: '',
+  },
+];
