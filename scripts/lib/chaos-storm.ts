@@ -2,16 +2,22 @@
 // bank, the app and both servers fail under them, then SQL checks that no card was charged twice and that
 // every order and every answer agrees with the bank's ledger. The other sections measure speed; this one
 // asks whether the guarantees hold when everything goes wrong at once, as it does in production.
-//   1. orders, every defence on, a short lease, one fault each (drawn with a seeded RNG: the seed is printed)
+//   1. orders, each with a configuration of the defences (every one on; every one but the bank's key; a
+//      database layer or the bank's key alone, or two together) and one fault each, a short lease (drawn with a
+//      seeded RNG: the seed is printed)
 //   2. for each order, several callers at once, each with its own X-Client-Id and Idempotency-Key, each
 //      retrying with the same key on 409, 503, a dropped connection or its own timeout, until it gets a
 //      final answer (201/200/402) or gives up at its deadline
-//   3. meanwhile Redis and PostgreSQL are each stopped and started again; the crash faults SIGKILL the app,
-//      which is started again (as the demo's supervisor does) under the same INSTANCE_NAME
+//   3. meanwhile Redis (keeping no data: it comes back empty) and PostgreSQL are each stopped and started again;
+//      the crash faults SIGKILL the app (some of them its first taker's attempt too), and so do a few kills at
+//      random moments (whatever is in flight dies: takeovers, the reconciler's sweep); it is started again (as
+//      the demo's supervisor does) under the same INSTANCE_NAME
+//   4½. every payment.paid event is relayed and delivered once to the receipt consumer
 //   4. the storm over, the app's reconciler settles what is left: timed
 //   5. the invariants, in SQL on the bench database; a failing order is printed with its history
-// A fault hits an order's first attempt only: once the order has been claimed, the storm takes the fault off
-// the order's own settings (the attempt that claimed it read them already). A fault that hit every attempt
+// A fault hits an order's first attempt only (a "crash taker" fault its first taker too): once the order has been
+// claimed (taken over), the storm takes the fault off the order's own settings (the attempts that claimed it read
+// them already). A fault that hit every attempt
 // would be a host that never recovers: an order whose every attempt stalls past its lease is taken over by
 // the next one forever, and every retry of a crash order would kill the app again.
 import type { ChildProcess } from 'node:child_process';
@@ -19,11 +25,13 @@ import { createWriteStream, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import {
+  ALL_LAYERS_OFF,
   ALL_LAYERS_ON,
   DEFAULT_LAB_SETTINGS,
   type Faults,
   type LabSettingsPatch,
   LabSettingsPatchSchema,
+  type Layers,
 } from '../../lib/lab/settings.ts';
 import { newOrderNo } from '../../lib/payments/order-no.ts';
 import { startApp, waitForApp } from './next-app.ts';
@@ -65,18 +73,44 @@ const FAULT_KINDS = [
   'timeoutAfterCharge',
   'crashBeforeCharge',
   'crashAfterCharge',
+  'crashTaker',
 ] as const;
 type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** How often each fault is drawn. The crashes are few: each one costs a restart of the app. */
 const FAULT_WEIGHTS: Record<FaultKind, number> = {
-  none: 0.25,
+  none: 0.26,
   stall: 0.2,
   lateCharge: 0.2,
-  timeoutAfterCharge: 0.25,
-  crashBeforeCharge: 0.05,
-  crashAfterCharge: 0.05,
+  timeoutAfterCharge: 0.23,
+  crashBeforeCharge: 0.03,
+  crashAfterCharge: 0.04,
+  crashTaker: 0.04,
 };
+
+/**
+ * The configurations of the defences an order runs under, and how often each is drawn: every one the proof
+ * matrix declares safe from a second charge for callers with keys of their own (layer 3, 4 or 5 on).
+ */
+const CONFIGURATIONS = {
+  'all on': { weight: 0.3, layers: ALL_LAYERS_ON },
+  'all on but 5': { weight: 0.2, layers: { ...ALL_LAYERS_ON, bankKey: false } },
+  '3 alone': { weight: 0.1, layers: { ...ALL_LAYERS_OFF, stateMachine: true } },
+  '4 alone': { weight: 0.1, layers: { ...ALL_LAYERS_OFF, uniqueConstraint: true } },
+  '5 alone': { weight: 0.1, layers: { ...ALL_LAYERS_OFF, bankKey: true } },
+  '3+4': { weight: 0.1, layers: { ...ALL_LAYERS_OFF, stateMachine: true, uniqueConstraint: true } },
+  '2+4': { weight: 0.1, layers: { ...ALL_LAYERS_OFF, requestKey: true, uniqueConstraint: true } },
+} satisfies Record<string, { weight: number; layers: Layers }>;
+type ConfigurationName = keyof typeof CONFIGURATIONS;
+const CONFIGURATION_NAMES = Object.keys(CONFIGURATIONS) as ConfigurationName[];
+
+/** Moments (shares of the launch window) at which the app is killed whatever it is doing. */
+const KILLS_AT = [0.25, 0.75];
+/**
+ * Where no database layer is on, nothing in PostgreSQL says an order was claimed (its fencing token never rises):
+ * its fault is taken off this long after its first request was sent, by when that request has read it.
+ */
+const UNCLAIMED_FAULT_MS = 300;
 
 /** What each fault does, for the report. */
 const FAULT_NAMES: Record<FaultKind, string> = {
@@ -86,9 +120,10 @@ const FAULT_NAMES: Record<FaultKind, string> = {
   timeoutAfterCharge: 'the bank charges, then the call times out',
   crashBeforeCharge: 'the app is killed (SIGKILL) holding its claims, before the charge',
   crashAfterCharge: 'the app is killed (SIGKILL) after the charge, before recording it',
+  crashTaker: 'the app is killed holding its claims before the charge, and again when its first taker is about to pay',
 };
 
-type PlannedOrder = { orderNo: string; fault: FaultKind; faults: Partial<Faults> };
+type PlannedOrder = { orderNo: string; fault: FaultKind; faults: Partial<Faults>; configuration: ConfigurationName };
 
 /** One request of a caller: when (ms since the storm began), and what came back. */
 type Attempt = { at: number; ms: number; status?: number; error?: 'timeout' | 'dropped'; detail?: string };
@@ -132,6 +167,10 @@ export type OrderHistory = {
 
 export type ChaosResults = {
   seed: number;
+  /** Per configuration of the defences: orders, charges, orders charged more than once. */
+  configurations: Record<string, { orders: number; charges: number; doubleCharges: number }>;
+  /** Kills of the app at random moments (beside the crash faults'). */
+  randomKills: number;
   orders: number;
   callersPerOrder: number;
   leaseMs: number;
@@ -197,16 +236,27 @@ function faultsFor(kind: FaultKind, random: () => number): Partial<Faults> {
     case 'timeoutAfterCharge':
       return { bankTimeoutAfterCharge: true };
     case 'crashBeforeCharge':
+    case 'crashTaker':
       return { crashBeforeCharge: true };
     case 'crashAfterCharge':
       return { crashAfterCharge: true };
   }
 }
 
+function pickConfiguration(random: () => number): ConfigurationName {
+  let draw = random();
+  for (const name of CONFIGURATION_NAMES) {
+    draw -= CONFIGURATIONS[name].weight;
+    if (draw < 0) return name;
+  }
+  return 'all on';
+}
+
 function planOrders(random: () => number, count: number): PlannedOrder[] {
   return Array.from({ length: count }, () => {
     const fault = pickFault(random);
-    return { orderNo: newOrderNo(), fault, faults: faultsFor(fault, random) };
+    const faults = faultsFor(fault, random);
+    return { orderNo: newOrderNo(), fault, faults, configuration: pickConfiguration(random) };
   });
 }
 
@@ -217,7 +267,7 @@ function planOrders(random: () => number, count: number): PlannedOrder[] {
  */
 function labOf(order: PlannedOrder): LabSettingsPatch {
   return LabSettingsPatchSchema.parse({
-    layers: ALL_LAYERS_ON,
+    layers: CONFIGURATIONS[order.configuration].layers,
     faults: { ...NO_FAULTS, ...order.faults },
     claims: { leaseMs: LEASE_MS },
   });
@@ -232,16 +282,18 @@ async function insertOrders(db: pg.Pool, orders: PlannedOrder[]): Promise<void> 
 }
 
 /**
- * Takes the fault off every order that has been claimed (its first attempt read the fault already); returns
- * the orders it cleared. Runs every 150 ms during the storm, and after each crash before the app restarts.
+ * Takes the fault off every order that has been claimed (its first attempt read the fault already), or, for a
+ * crash-taker order, taken over (its first taker read it too); returns the orders it cleared. Runs every 150 ms
+ * during the storm, and after each crash before the app restarts.
  */
-async function clearClaimedFaults(db: pg.Pool, orderNos: string[]): Promise<string[]> {
+async function clearClaimedFaults(db: pg.Pool, orderNos: string[], takers: string[]): Promise<string[]> {
   if (orderNos.length === 0) return [];
   const { rows } = await db.query<{ order_no: string }>(
     `UPDATE orders SET lab = jsonb_set(lab, '{faults}', $2::jsonb)
-     WHERE order_no = ANY($1::text[]) AND fence > 0 AND lab -> 'faults' IS DISTINCT FROM $2::jsonb
+     WHERE order_no = ANY($1::text[]) AND fence > CASE WHEN order_no = ANY($3::text[]) THEN 1 ELSE 0 END
+       AND lab -> 'faults' IS DISTINCT FROM $2::jsonb
      RETURNING order_no`,
-    [orderNos, JSON.stringify(NO_FAULTS)],
+    [orderNos, JSON.stringify(NO_FAULTS), takers],
   );
   return rows.map((row) => row.order_no);
 }
@@ -255,10 +307,11 @@ function startClock(): () => number {
 /** The faults still on the orders, and when each was taken off (its first claim). */
 function faultTracker(db: pg.Pool, plan: PlannedOrder[], clock: () => number) {
   const pending = new Set(plan.filter((o) => o.fault !== 'none').map((o) => o.orderNo));
+  const takers = plan.filter((o) => o.fault === 'crashTaker').map((o) => o.orderNo);
   const clearedAt = new Map<string, number>();
   let running = true;
   const clearOnce = async () => {
-    for (const orderNo of await clearClaimedFaults(db, [...pending])) {
+    for (const orderNo of await clearClaimedFaults(db, [...pending], takers)) {
       pending.delete(orderNo);
       clearedAt.set(orderNo, clock());
     }
@@ -276,6 +329,22 @@ function faultTracker(db: pg.Pool, plan: PlannedOrder[], clock: () => number) {
      * restarts anyway (the loop above clears the fault once the server is back): an app held down until then
      * would hide the database outage from the payments it is meant to meet.
      */
+    /** An order no database layer claims: its fault comes off once its first request has read it. */
+    clearSoon: (orderNo: string) => {
+      setTimeout(() => {
+        void db
+          .query(`UPDATE orders SET lab = jsonb_set(lab, '{faults}', $2::jsonb) WHERE order_no = $1`, [
+            orderNo,
+            JSON.stringify(NO_FAULTS),
+          ])
+          .then(
+            () => {
+              if (pending.delete(orderNo)) clearedAt.set(orderNo, clock());
+            },
+            () => {},
+          );
+      }, UNCLAIMED_FAULT_MS);
+    },
     clearNow: async () => {
       for (let tries = 0; tries < 8; tries++) {
         try {
@@ -345,6 +414,13 @@ function keepAppRunning(options: {
   return {
     restartMs,
     ready: () => waitForApp(options.port, 60_000, child),
+    /** SIGKILLs the app whatever it is doing (if it is running: a crash fault may just have killed it). */
+    kill: () => {
+      if (child.exitCode !== null || child.signalCode !== null) return false;
+      options.events.push({ at: options.clock(), what: 'app killed at a random moment' });
+      child.kill('SIGKILL');
+      return true;
+    },
     /** Waits for a restart under way, so that the settling phase has an app (its reconciler) to wait for. */
     revived: async () => {
       for (let previous: Promise<void> | undefined; previous !== reviving; ) {
@@ -479,10 +555,11 @@ function parseJson(text: string): { chargeId?: string; orderNo?: string; status?
 }
 
 /** Starts the callers of every order, the orders spread evenly over the launch window. */
-function launchCallers(plan: PlannedOrder[], storm: Storm, random: () => number) {
+function launchCallers(plan: PlannedOrder[], storm: Storm, random: () => number, sent: (order: PlannedOrder) => void) {
   const callers: Caller[] = [];
   const running = plan.map(async (order, i) => {
     await sleep((i * LAUNCH_MS) / plan.length);
+    sent(order);
     await Promise.all(
       CALLERS.map(async (clientId) => {
         await sleep(between(random, 0, 100)); // "at once", as two clicks or two services are
@@ -565,19 +642,31 @@ async function checkInvariants(db: pg.Pool, orderNos: string[], callers: Caller[
       ],
     },
     {
-      // The receipt: the outbox event is written with the move to PAID (topic PAYMENT_PAID, lib/events/outbox.ts).
-      name: 'one payment.paid outbox event per PAID order, none for the others',
+      // The receipt's event: written with the move to PAID, one per charge (lib/events/outbox.ts).
+      name: 'one payment.paid outbox event per PAID order, for its charge; none for the others',
       failing: await failing(
         `SELECT o.order_no FROM orders o LEFT JOIN outbox x ON x.key = o.order_no AND x.topic = 'payment.paid'
-         WHERE o.order_no = ANY($1) GROUP BY o.order_no, o.status
-         HAVING count(x.id) <> CASE WHEN o.status = 'PAID' THEN 1 ELSE 0 END`,
+         WHERE o.order_no = ANY($1) GROUP BY o.order_no, o.status, o.charge_id
+         HAVING count(x.id) <> CASE WHEN o.status = 'PAID' THEN 1 ELSE 0 END
+           OR count(x.id) FILTER (WHERE x.payload ->> 'chargeId' IS DISTINCT FROM o.charge_id) > 0`,
       ),
     },
     {
-      name: "every PAID order's dedup row (layer 4) records its charge",
+      // Every event relayed to the stream and delivered once to the send-receipt consumer (lib/events/).
+      name: 'one receipt per charge: each PAID order has exactly one, for its charge; no other order has any',
+      failing: await failing(
+        `SELECT o.order_no FROM orders o LEFT JOIN receipts r ON r.order_no = o.order_no
+         WHERE o.order_no = ANY($1) GROUP BY o.order_no, o.status, o.charge_id
+         HAVING count(r.id) <> CASE WHEN o.status = 'PAID' THEN 1 ELSE 0 END
+           OR count(r.id) FILTER (WHERE r.charge_id IS DISTINCT FROM o.charge_id) > 0`,
+      ),
+    },
+    {
+      name: "every PAID order's dedup row records its charge, where layer 4 is on",
       failing: await failing(
         `SELECT o.order_no FROM orders o LEFT JOIN idempotent_record r ON r.biz_type = 'PAYMENT' AND r.biz_no = o.order_no
-         WHERE o.order_no = ANY($1) AND o.status = 'PAID' AND (r.outcome ->> 'chargeId') IS DISTINCT FROM o.charge_id`,
+         WHERE o.order_no = ANY($1) AND o.status = 'PAID' AND (o.lab -> 'layers' ->> 'uniqueConstraint') = 'true'
+           AND (r.outcome ->> 'chargeId') IS DISTINCT FROM o.charge_id`,
       ),
     },
     {
@@ -592,6 +681,32 @@ async function checkInvariants(db: pg.Pool, orderNos: string[], callers: Caller[
     },
   ];
   return checks;
+}
+
+/**
+ * Relays every payment.paid event of the storm's orders to the stream and runs the send-receipt consumer until
+ * each is delivered: the app's own code (lib/events/), in this process, on the storm's PostgreSQL and Redis.
+ */
+async function deliverReceipts(databaseUrl: string, redisUrl: string, orderNos: string[]): Promise<void> {
+  process.env.DATABASE_URL = databaseUrl;
+  process.env.REDIS_URL = redisUrl;
+  const { relayOutbox } = await import('../../lib/events/relay.ts');
+  const { consumeReceipts, ensureReceiptsGroup } = await import('../../lib/events/receipts.ts');
+  const { getDb } = await import('../../lib/db.ts');
+  await ensureReceiptsGroup();
+  while ((await relayOutbox(200)) > 0);
+  const deadline = performance.now() + 60_000;
+  const undelivered = async () =>
+    Number(
+      (
+        await getDb().$queryRaw<Array<{ n: number }>>`
+          SELECT count(*)::int AS n FROM outbox x WHERE x.topic = 'payment.paid' AND x.key = ANY(${orderNos}::text[])
+            AND NOT EXISTS (SELECT 1 FROM receipts r WHERE r.order_no = x.key)`
+      )[0]?.n ?? 0,
+    );
+  while ((await undelivered()) > 0 && performance.now() < deadline)
+    await consumeReceipts('chaos-receipts', { blockMs: 200 });
+  await getDb().$disconnect();
 }
 
 /** Orders where a client was told 201/200 with a charge that is not on the order's statement. */
@@ -705,10 +820,19 @@ export async function runChaosStorm(options: {
     await app.ready();
     const storm: Storm = { base: `http://127.0.0.1:${options.port}`, clock, events, log, unavailable: 0 };
     const stormStarted = clock();
-    const { callers, done } = launchCallers(plan, storm, random);
+    const { callers, done } = launchCallers(plan, storm, random, (order) => {
+      const { layers } = CONFIGURATIONS[order.configuration];
+      if (order.fault !== 'none' && !layers.stateMachine && !layers.uniqueConstraint) faults.clearSoon(order.orderNo);
+    });
+    let randomKills = 0;
     const [redisOutage, postgresOutage] = await Promise.all([
       sleep(REDIS_RESTART_AT * LAUNCH_MS).then(() => restartServer('Redis', redis, storm)),
       sleep(POSTGRES_RESTART_AT * LAUNCH_MS).then(() => restartServer('PostgreSQL', postgres, storm)),
+      ...KILLS_AT.map((share) =>
+        sleep(share * LAUNCH_MS).then(() => {
+          if (app.kill()) randomKills++;
+        }),
+      ),
       done,
     ]);
     const stormMs = clock() - stormStarted;
@@ -717,6 +841,7 @@ export async function runChaosStorm(options: {
     await app.revived();
     const settledMs = await waitUntilSettled(db, orderNos);
     await faults.stop();
+    await deliverReceipts(options.databaseUrl, String(options.appEnv.REDIS_URL ?? ''), orderNos);
     const checks = await checkInvariants(db, orderNos, callers, settledMs !== null);
     const failingOrders = new Set(checks.flatMap((check) => check.failing));
     const failures = await Promise.all(
@@ -731,9 +856,17 @@ export async function runChaosStorm(options: {
       'SELECT order_no FROM orders WHERE order_no = ANY($1) AND fence > 1',
       [orderNos],
     );
+    const { rows: configurationRows } = await db.query<{ order_no: string; charges: number }>(
+      `SELECT o.order_no, (SELECT count(*)::int FROM bank_charges c WHERE c.merchant_ref = o.order_no) AS charges
+       FROM orders o WHERE o.order_no = ANY($1)`,
+      [orderNos],
+    );
+    const chargesOf = new Map(configurationRows.map((row) => [row.order_no, row.charges]));
     const results = summarize({
       seed,
       plan,
+      chargesOf,
+      randomKills,
       callers,
       events,
       clearedAt: faults.clearedAt,
@@ -770,6 +903,8 @@ export async function runChaosStorm(options: {
 function summarize(run: {
   seed: number;
   plan: PlannedOrder[];
+  chargesOf: Map<string, number>;
+  randomKills: number;
   callers: Caller[];
   events: StormEvent[];
   clearedAt: Map<string, number>;
@@ -795,7 +930,20 @@ function summarize(run: {
   const answered = run.callers.filter((c) => c.final);
   const seconds = answered.map((c) => ((c.final?.at ?? 0) - c.startedAt) / 1000);
   const doubleCharges = run.checks[0]?.failing.length ?? 0;
+  const configurations = Object.fromEntries(
+    CONFIGURATION_NAMES.map((name) => [name, { orders: 0, charges: 0, doubleCharges: 0 }]),
+  ) as ChaosResults['configurations'];
+  for (const order of run.plan) {
+    const charges = run.chargesOf.get(order.orderNo) ?? 0;
+    const row = configurations[order.configuration] ?? { orders: 0, charges: 0, doubleCharges: 0 };
+    configurations[order.configuration] = row;
+    row.orders++;
+    row.charges += charges;
+    if (charges > 1) row.doubleCharges++;
+  }
   return {
+    configurations,
+    randomKills: run.randomKills,
     seed: run.seed,
     orders: run.plan.length,
     callersPerOrder: CALLERS.length,
@@ -876,8 +1024,17 @@ export function chaosSection(r: ChaosResults, heading = '## 6. Chaos storm'): st
 
 ${r.orders} orders, each paid by ${r.callersPerOrder} callers at once over HTTP (each with its own X-Client-Id and Idempotency-Key,
 retrying with the same key on 409, 503, a dropped connection or its own ${CLIENT_TIMEOUT_MS / 1000} s timeout, until a final answer or
-${CALLER_DEADLINE_MS / 1000} s), the orders started evenly over ${r.launchSeconds} s; every defence on (layers 1-5), a lease of ${r.leaseMs} ms, and one
-fault per order drawn at random (seed ${r.seed}; \`BENCH_CHAOS_SEED=${r.seed}\` draws the same), on its first attempt:
+${CALLER_DEADLINE_MS / 1000} s), the orders started evenly over ${r.launchSeconds} s; a lease of ${r.leaseMs} ms; for each order a configuration of the defences
+and one fault, drawn at random (seed ${r.seed}; \`BENCH_CHAOS_SEED=${r.seed}\` draws the same). The configurations are those the proof matrix
+declares safe from a second charge for callers with keys of their own:
+
+| configuration | orders | charges | orders charged twice |
+|---|---:|---:|---:|
+${Object.entries(r.configurations)
+  .map(([name, c]) => `| ${name} | ${c.orders} | ${c.charges} | ${c.doubleCharges} |`)
+  .join('\n')}
+
+The faults, each on the order's first attempt (a crash taker's on its first taker too):
 
 | fault | orders | injected | claim taken over |
 |---|---:|---:|---:|
@@ -890,6 +1047,9 @@ duplicate or the reconciler took a stalled, dead or unknown claim over; an order
 attempt killed by another order's crash, or cut off by an outage). The crash faults killed the app **${r.appCrashes}** time(s) (fewer than the crash
 orders when two were claimed in one life: the first to reach its crash point kills the other's attempt with it); each
 time it was started again under the same INSTANCE_NAME and settled its previous life's claims at start-up (${restarts}).
+Beside them the app was killed **${r.randomKills}** time(s) at a random moment, whatever it was doing (takeovers, the reconciler's sweep,
+payments at the bank). Once settled, every payment.paid event was relayed to the Redis stream and delivered to the send-receipt
+consumer group.
 
 Payments sent: **${r.requests} HTTP requests** (${answers}; "dropped": a refused or cut connection, "timeout": the client's own).
 Callers with a final answer: ${r.callersAnswered} of ${r.callers} (time to it p50 ${r.secondsToAnswer.p50} s, p99 ${r.secondsToAnswer.p99} s, max ${r.secondsToAnswer.max} s);
