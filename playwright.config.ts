@@ -56,7 +56,8 @@ export default defineConfig({
   webServer: [
     {
       // The production build, as users run it.
-      command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${port}`,
+      // Idle connections kept 55 s, as scripts/lib/next-app.ts does (KEEP_ALIVE_MS: why).
+      command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${port} --keepAliveTimeout 55000`,
       url: `http://127.0.0.1:${port}/api/health`,
       reuseExistingServer: false,
       timeout: 60_000,

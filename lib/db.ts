@@ -33,6 +33,11 @@ function createPool(): pg.Pool {
     max: 20,
     // Fail fast when PostgreSQL is down instead of queueing requests behind a dead server.
     connectionTimeoutMillis: 3_000,
+    // No statement waits without bound for a row another transaction holds, or runs on: a payment answers 503
+    // (the database is busy, retry) rather than hang. The longest wait is then known: 3 s for a connection,
+    // 3 s for a lock, 10 s for a statement (retention's batches are the longest, well under it).
+    lock_timeout: 3_000,
+    statement_timeout: 10_000,
   });
   // An idle connection dropped by a restarting server is not a reason to crash the app.
   pool.on('error', (error) => console.error(`[db] idle connection lost: ${error.message}`));

@@ -144,7 +144,11 @@ describe('npm run demo', () => {
     expect(await stopWithCtrlC(run)).toEqual([]);
   });
 
-  it('starts its own PostgreSQL and Redis, keeps the data for the next run, and leaves nothing behind', async () => {
+  // Two starts of the demo, each with its own PostgreSQL: a guard against a hang, not a measure of speed (on a
+  // machine busy with another suite a start takes over a minute; waitForOutput allows each two).
+  it('starts its own PostgreSQL and Redis, keeps the data for the next run, and leaves nothing behind', {
+    timeout: 360_000,
+  }, async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'payonce-demo-'));
     tempDirs.push(dataDir);
     await chmod(dataDir, 0o755); // PostgreSQL runs as its own user and must reach its folder

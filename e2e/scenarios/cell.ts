@@ -79,6 +79,9 @@ export function scenarioInOneRun(
   if (!declared?.oneRun) throw new Error(`scenario ${id} is not declared in matrix.ts as run once for its row`);
   test.describe(`scenario: ${declared.title}`, { tag: rowTag(declared.id) }, () => {
     test(title, async ({ request, db }, testInfo) => {
+      // A whole row in one run (a Redis failover, its own servers and app): a guard against a hang, sized for a
+      // machine busy with another suite.
+      test.setTimeout(180_000);
       const labOf = (layers: Layers) => ({
         layers,
         faults: { bankLatencyMs: declared.bankLatencyMs, ...declared.lab?.faults },
@@ -259,19 +262,42 @@ export async function payOnce(
   return { status: response.status(), headers: response.headers() };
 }
 
-/** A well-behaved client's last answer: on 409 it waits as Retry-After says and asks again, with its key. */
+/**
+ * A well-behaved client's last answer: on 409 ("in progress") and 503 (a service is down or overloaded) it waits
+ * as Retry-After says and asks again, with its key; a dropped connection (the client cannot know whether the
+ * payment was made) it sends again too, with its key: what the key is for.
+ */
 export async function retryUntilFinal(
   request: APIRequestContext,
   orderNo: string,
   caller: { key: string; client: string },
   attempts = 15,
 ): Promise<Answer> {
-  let answer = await payOnce(request, orderNo, caller);
-  for (let attempt = 2; attempt <= attempts && answer.status === 409; attempt++) {
+  const once = () =>
+    payOnce(request, orderNo, caller).catch((error: Error) => {
+      if (!/ECONNRESET|socket hang up|ECONNREFUSED/.test(error.message)) throw error;
+      return { status: 0, headers: { 'retry-after': '1' } } satisfies Answer;
+    });
+  let answer = await once();
+  for (let attempt = 2; attempt <= attempts && [0, 409, 503].includes(answer.status); attempt++) {
     await new Promise((resolve) => setTimeout(resolve, Number(answer.headers['retry-after'] ?? '1') * 1000));
-    answer = await payOnce(request, orderNo, caller);
+    answer = await once();
   }
   return answer;
+}
+
+/**
+ * Keeps the bank slow for at least `ms` for this order's next payments (its own lab settings; at most 9 s, under
+ * the bank's 10 s timeout): a scenario whose duplicate must arrive while the first payment is still at the bank
+ * sizes the stall from what it measured on this machine now, not from a constant a busy machine outruns.
+ */
+export async function keepTheBankSlow(db: import('pg').Pool, orderNo: string, ms: number): Promise<void> {
+  await db.query(
+    `UPDATE orders SET lab = jsonb_set(lab, '{faults,bankLatencyMs}',
+       to_jsonb(GREATEST(COALESCE((lab -> 'faults' ->> 'bankLatencyMs')::int, 0), $2::int)))
+     WHERE order_no = $1`,
+    [orderNo, Math.min(9_000, Math.round(ms))],
+  );
 }
 
 export function categorizeAnswer(answer: Answer): Sees {

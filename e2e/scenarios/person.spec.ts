@@ -2,7 +2,7 @@
 // button, stale and foreign page tokens.
 import type { Page } from '@playwright/test';
 import { expect } from '../fixtures';
-import { openCheckout, scenario, seesOn, sessionOf, testRedis } from './cell';
+import { keepTheBankSlow, openCheckout, scenario, seesOn, sessionOf, testRedis } from './cell';
 import type { Sees } from './matrix';
 
 scenario('double-click', async ({ page, orderNo }) => {
@@ -19,11 +19,14 @@ scenario('double-enter', async ({ page, orderNo }) => {
   return seesOn(page);
 });
 
-scenario('two-tabs', async ({ browser, orderNo }) => {
+scenario('two-tabs', async ({ browser, orderNo, db }) => {
   // Two browser contexts: two sessions, truly concurrent (one page would queue its server actions).
   const contexts = await Promise.all([browser.newContext(), browser.newContext()]);
   const pages = await Promise.all(contexts.map((context) => context.newPage()));
+  const loading = performance.now();
   const buttons = await Promise.all(pages.map((page) => openCheckout(page, orderNo)));
+  // "At once" is as close as this machine manages now: the bank stays slow for several page loads.
+  await keepTheBankSlow(db, orderNo, 3 * (performance.now() - loading));
   await Promise.all(buttons.map((button) => button.click()));
   const seen = await Promise.all(pages.map((page) => seesOn(page)));
   await Promise.all(contexts.map((context) => context.close()));
@@ -31,8 +34,12 @@ scenario('two-tabs', async ({ browser, orderNo }) => {
   return seen.find((sees) => sees !== 'paid') ?? 'paid';
 });
 
-scenario('refresh', async ({ page, orderNo }) => {
+scenario('refresh', async ({ page, orderNo, db }) => {
+  const loading = performance.now();
   const pay = await openCheckout(page, orderNo);
+  // The first payment must still be running when the refreshed page pays: the bank stays slow for the wait
+  // below, a reload and a click, as long as this machine takes for them now (the declared stall at least).
+  await keepTheBankSlow(db, orderNo, 300 + 4 * (performance.now() - loading) + 1_000);
   // The payment has left the page (a reload before that would cancel it, not duplicate it) …
   const sent = page.waitForRequest((request) => request.method() === 'POST' && request.url().includes('/checkout/'));
   await pay.click();

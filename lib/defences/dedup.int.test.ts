@@ -2,13 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { getDb, hotPath } from '../db.ts';
 import { createOrder } from '../payments/orders.ts';
-import {
-  DuplicateRecordError,
-  insertDedupRecord,
-  insertPaymentDedupRow,
-  isUniqueViolation,
-  readDedupRecord,
-} from './dedup.ts';
+import { DuplicateRecordError, insertDedupRecord, insertPaymentDedupRow, isUniqueViolation } from './dedup.ts';
 
 describe('the dedup table (real PostgreSQL)', () => {
   it('refuses a second (biz_type, biz_no) with P2002, surfaced as DuplicateRecordError', async () => {

@@ -91,10 +91,3 @@ export async function insertDedupRecord(tx: Tx, bizType: BizType, bizNo: string,
     throw error;
   }
 }
-
-export async function readDedupRecord(tx: Tx, bizType: BizType, bizNo: string) {
-  return tx.idempotentRecord.findUnique({
-    where: { bizType_bizNo: { bizType, bizNo } },
-    select: { owner: true, outcome: true, createdAt: true },
-  });
-}

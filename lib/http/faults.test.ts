@@ -52,6 +52,11 @@ describe('faultyService', () => {
       faultyService(new Error('Database error. Code: `57P03`. Message: `the database system is shutting down`')),
     ).toBe('database');
     expect(faultyService(new Error('Database error. Code: `23505`. Message: `duplicate key`'))).toBeUndefined();
+    // A statement that waited past lock_timeout, or ran past statement_timeout (lib/db.ts): busy, not broken.
+    expect(
+      faultyService(new Error('Database error. Code: `55P03`. Message: `canceling statement due to lock timeout`')),
+    ).toBe('database');
+    expect(faultyService(rawQueryError({ kind: 'postgres', originalCode: '57014' }))).toBe('database');
     expect(faultyService(new Error('Connection is closed.'))).toBe('redis');
   });
 

@@ -27,8 +27,9 @@ function rawQueryLostTheDatabase(error: Prisma.PrismaClientKnownRequestError): b
   if (!cause)
     return /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/.test(error.message);
   if (cause.kind && UNREACHABLE.has(cause.kind)) return true;
-  // PostgreSQL shutting down (57P01-57P03) or a connection exception (class 08).
-  if (cause.kind === 'postgres' && /^(57P0[1-3]|08)/.test(cause.originalCode ?? '')) return true;
+  // PostgreSQL shutting down (57P01-57P03), a connection exception (class 08), or a statement that waited past
+  // lock_timeout (55P03) or ran past statement_timeout (57014): the database cannot serve this request now.
+  if (cause.kind === 'postgres' && /^(57P0[1-3]|08|55P03|57014)/.test(cause.originalCode ?? '')) return true;
   return (
     cause.kind === 'GenericJs' &&
     /Connection terminated|timeout exceeded when trying to connect|ECONNREFUSED/.test(error.message)
@@ -61,7 +62,7 @@ export function faultyService(error: unknown): FaultyService | undefined {
   }
   // PostgreSQL refusing or shutting down (57P01-57P03) or a connection exception (class 08), as Prisma words
   // an interactive transaction's failure: "Database error. Code: `57P03`. Message: ...".
-  if (/Database error\. Code: `(57P0[1-3]|08[0-9A-Z]{3})`/.test(error.message)) return 'database';
+  if (/Database error\. Code: `(57P0[1-3]|08[0-9A-Z]{3}|55P03|57014)`/.test(error.message)) return 'database';
   if (error.name === 'MaxRetriesPerRequestError' || REDIS_ERRORS.test(error.message)) return 'redis';
   // A bare refused connection: the database's errors arrive wrapped by Prisma (above), so this is Redis.
   if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED') return 'redis';

@@ -45,6 +45,15 @@ export function buildApp(env: NodeJS.ProcessEnv): void {
 }
 
 /**
+ * How long the app keeps an idle keep-alive connection (Node's default is 5 s). A client that reuses a pooled
+ * connection at the moment the server closes it gets "socket hang up" for a request that never arrived; clients
+ * that ignore the server's Keep-Alive hint (Playwright's request context: microsoft/playwright#42701) meet that
+ * moment every few seconds under load. Held longer than any client keeps one, the closing is the client's. Under
+ * Node's 60 s headersTimeout.
+ */
+export const KEEP_ALIVE_MS = 55_000;
+
+/**
  * `next start`, on loopback unless `host` says otherwise (the demo exposed to a room). `capture`: its output is
  * piped to the caller (tests), which must read it.
  */
@@ -55,7 +64,8 @@ export function startApp(options: {
   quiet?: boolean;
   capture?: boolean;
 }): ChildProcess {
-  return spawn(process.execPath, [NEXT_BIN, 'start', '-H', options.host ?? '127.0.0.1', '-p', String(options.port)], {
+  const address = ['-H', options.host ?? '127.0.0.1', '-p', String(options.port)];
+  return spawn(process.execPath, [NEXT_BIN, 'start', ...address, '--keepAliveTimeout', String(KEEP_ALIVE_MS)], {
     cwd: ROOT,
     env: { ...options.env, NODE_ENV: 'production' },
     stdio: options.capture ? ['ignore', 'pipe', 'pipe'] : options.quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit',
