@@ -10,14 +10,31 @@ test('@guide exercise 7: a client that gives up after 0.5 s and retries, with ev
   const output = await runGuideBlock(guideBlock('exercise-7'), baseURL ?? '');
   const [allOn = '', serverLayersOff = ''] = runsOf(output);
   // Every layer on: the first attempt is not answered in time; later ones are told to wait, or get its answer.
-  expect(allOn).toContain('attempt 1: no answer within 0.5 s, retrying');
-  expect(allOn).toMatch(/^HTTP\/1\.1 409 /m);
-  expect(allOn).toMatch(/^retry-after: 1\r?$/im);
-  expect(allOn).toMatch(/^HTTP\/1\.1 201 /m);
-  expect(allOn).toMatch(/^idempotent-replayed: true\r?$/im);
+  const attempts = attemptsOf(allOn);
+  expect(attempts).toHaveLength(4);
+  expect(attempts[0]).toBe('attempt 1: no answer within 0.5 s, retrying');
+  const answered = attempts.filter((attempt) => attempt.startsWith('HTTP/'));
+  expect(answered.length).toBeGreaterThan(0);
+  for (const answer of answered) {
+    expect(answer).toMatch(
+      /^HTTP\/1\.1 409 [\s\S]*^retry-after: 1$|^HTTP\/1\.1 201 [\s\S]*^idempotent-replayed: true$/im,
+    );
+  }
+  // The second arrives while the first is at the bank (1.5 s): told to wait. A machine busy enough may leave
+  // it unanswered within the client's 0.5 s too; then a later one is the one told.
+  if (attempts[1]?.startsWith('HTTP/')) expect(attempts[1]).toMatch(/^HTTP\/1\.1 409 /);
   expect(allOn).toMatch(/^1 charge\(s\)$/m);
   // Layers 2-5 off: nothing is answered within 0.5 s, and every attempt charged.
   expect(serverLayersOff.match(/no answer within 0\.5 s/g)).toHaveLength(4);
   expect(serverLayersOff).not.toMatch(/^HTTP/m);
   expect(serverLayersOff).toMatch(/^4 charge\(s\)$/m);
 });
+
+/** A run's attempts in order, each as it printed: "attempt N: no answer …", or its status line and headers. */
+function attemptsOf(run: string): string[] {
+  return run
+    .replace(/\r/g, '')
+    .split(/\n(?=HTTP\/|attempt \d+:|\d+ charge)/)
+    .map((attempt) => attempt.trim())
+    .filter((attempt) => !/^\d+ charge/.test(attempt));
+}

@@ -31,6 +31,16 @@ async function setUp(lab: Page, id: string, options: { stay?: boolean } = {}): P
   if (!options.stay) await lab.goto('about:blank');
 }
 
+/**
+ * Keeps a window the exercise's story needs open (a pause, a charge not landed yet) for as long as this machine
+ * takes now to bring the other click: the attendee's fault at least `ms` long, never shorter than the preset's.
+ */
+async function holdOpen(lab: Page, fault: 'stallBeforeBankMs' | 'bankLateChargeMs', ms: number): Promise<void> {
+  const { faults } = (await (await lab.request.get('/api/lab/config')).json()) as { faults: Record<string, number> };
+  const wanted = Math.min(9_000, Math.max(faults[fault] ?? 0, Math.round(ms)));
+  expect((await lab.request.put('/api/lab/config', { data: { faults: { [fault]: wanted } } })).status()).toBe(200);
+}
+
 /** A switch of the lab, as the guide's "Fix it" flips it. */
 async function flip(lab: Page, name: string, on: boolean): Promise<void> {
   const toggle = lab.getByRole('switch', { name: new RegExp(name) });
@@ -289,7 +299,10 @@ test.describe('workshop', () => {
   }) => {
     await setUp(lab, '11a');
     const { checkout, orderNo } = await newCheckout(context);
+    const loading = performance.now();
     const other = await otherWindow(checkout);
+    // Paused past the lease, and still paused when the retry comes: 1.2 s and a few page loads.
+    await holdOpen(lab, 'stallBeforeBankMs', 2_200 + 4 * (performance.now() - loading));
     await checkout.payButton.click();
     // "After a second": once the first attempt holds the order (PROCESSING) and its 1 s lease has run out,
     // while it is still paused (2.5 s). Counted from the claim, not from the click, which a busy machine delays.
@@ -312,7 +325,10 @@ test.describe('workshop', () => {
   }) => {
     await setUp(lab, '11b');
     const { checkout, orderNo } = await newCheckout(context);
+    const loading = performance.now();
     const other = await otherWindow(checkout);
+    // The charge has not landed when the retry comes: the first answer, a click and a page load later.
+    await holdOpen(lab, 'bankLateChargeMs', 1_000 + 4 * (performance.now() - loading));
     await checkout.payButton.click();
     await settled(checkout);
     await other.payButton.click();

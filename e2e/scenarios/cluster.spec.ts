@@ -108,7 +108,8 @@ test('@nginx the gateway is nginx: the lab shows its configuration, and a change
 }) => {
   const health = await fetch(`${GATEWAY}/api/health`);
   expect(health.headers.get('server')).toMatch(/^nginx\//);
-  await page.goto(`${GATEWAY}/lab`);
+  // The gateway gives every instance 2 s (the lab's setting): a busy machine can take longer to render a page.
+  await expect.poll(async () => (await page.goto(`${GATEWAY}/lab`))?.status(), { timeout: 30_000 }).toBe(200);
   await page.getByText('Gateway:', { exact: false }).first().click();
   const file = page.locator('figure pre');
   await expect(file).toContainText('proxy_next_upstream error timeout non_idempotent;');

@@ -1,11 +1,16 @@
 // Source 3: infrastructure. A burst of concurrent deliveries of one payment (a queue redelivering, a
 // gateway retrying): 20 requests with the same Idempotency-Key at once.
-import { categorizeResponse, scenario } from './cell';
+import { categorizeResponse, keepTheBankSlow, scenario } from './cell';
 
 const N = 20;
 
-scenario('burst', async ({ request, orderNo }) => {
+scenario('burst', async ({ request, orderNo, db }) => {
   const headers = { 'idempotency-key': `burst-${orderNo}`, 'x-client-id': 'queue-consumer' };
+  // "Concurrent": all twenty arrive while the first runs. A busy machine spreads them out, so the bank stays
+  // slow for many times one request's round trip now (the declared latency at least).
+  const probing = performance.now();
+  await request.get(`/api/orders/${orderNo}`, { headers: { 'x-client-id': 'queue-consumer' } });
+  await keepTheBankSlow(db, orderNo, 1_000 + 2 * N * (performance.now() - probing));
   const responses = await Promise.all(
     Array.from({ length: N }, () => request.post('/api/payments', { headers, data: { orderNo, amountCents: 4200 } })),
   );

@@ -21,7 +21,9 @@ const lateCharge: Cast = {
 
 afterEach(() => MODEL_BUGS.clear());
 
-describe('the protocol model', () => {
+// Each exploration is pure CPU: a second or two alone, many times that on a machine busy with other work. The
+// bound guards against a hang; it is not a measure of speed.
+describe('the protocol model', { timeout: 120_000 }, () => {
   it('holds every invariant in every interleaving of a cast, and counts what it explored', () => {
     const explored = explore(lateCharge);
     expect(explored.counterexample).toBeUndefined();
