@@ -21,13 +21,13 @@ describe('connectRedis', () => {
     }
   });
 
-  it('a cluster that cannot be reached fails a command within its two-second deadline, as one server does', async () => {
+  it('a cluster that cannot be reached fails a command within its five-second deadline, as one server does', async () => {
     const cluster = connectRedis(`redis-cluster://${NOWHERE}`);
     cluster.on('error', () => {});
     try {
       const started = performance.now();
       await expect(cluster.get('idem:{c.x:k}')).rejects.toThrow(/timed out/i);
-      expect(performance.now() - started).toBeLessThan(3_500);
+      expect(performance.now() - started).toBeLessThan(6_500);
     } finally {
       cluster.disconnect();
     }

@@ -81,7 +81,7 @@ export function scenarioInOneRun(
     test(title, async ({ request, db }, testInfo) => {
       // A whole row in one run (a Redis failover, its own servers and app): a guard against a hang, sized for a
       // machine busy with another suite.
-      test.setTimeout(180_000);
+      test.setTimeout(300_000);
       const labOf = (layers: Layers) => ({
         layers,
         faults: { bankLatencyMs: declared.bankLatencyMs, ...declared.lab?.faults },

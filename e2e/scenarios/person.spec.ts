@@ -39,7 +39,7 @@ scenario('refresh', async ({ page, orderNo, db }) => {
   const pay = await openCheckout(page, orderNo);
   // The first payment must still be running when the refreshed page pays: the bank stays slow for the wait
   // below, a reload and a click, as long as this machine takes for them now (the declared stall at least).
-  await keepTheBankSlow(db, orderNo, 300 + 4 * (performance.now() - loading) + 1_000);
+  await keepTheBankSlow(db, orderNo, 1_300 + 8 * (performance.now() - loading));
   // The payment has left the page (a reload before that would cancel it, not duplicate it) …
   const sent = page.waitForRequest((request) => request.method() === 'POST' && request.url().includes('/checkout/'));
   await pay.click();

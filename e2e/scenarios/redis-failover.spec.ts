@@ -103,7 +103,7 @@ scenarioInOneRun('redis-failover', 'one failover, eight orders: one per configur
   // The app's connections find the new primary through the Sentinels on their own schedule (a reconnect's
   // backoff, a health probe of 1.5 s): on a busy machine that is tens of seconds. A guard against a hang.
   await expect
-    .poll(async () => (await fetch(`${APP}/api/health`)).status, { timeout: 60_000, intervals: [200] })
+    .poll(async () => (await fetch(`${APP}/api/health`)).status, { timeout: 120_000, intervals: [200] })
     .toBe(200);
   // The promoted replica never saw a claim.
   expect(await redis.connect(redis.replica).keys(`idem:{c.${CLIENT}:*`)).toEqual([]);
