@@ -31,5 +31,5 @@ describe('connectRedis', () => {
     } finally {
       cluster.disconnect();
     }
-  });
+  }, 10_000);
 });
