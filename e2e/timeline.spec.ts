@@ -54,6 +54,8 @@ test('a lane stopped by layer 3 ends there, its key released as the consequence;
   const orderNo = await createOrder(page.request, {
     layers: onlyLayers('requestKey', 'stateMachine'),
     faults: { bankLatencyMs: Math.min(9_000, Math.round(1_000 + 4 * (performance.now() - loading))) },
+    // A lease far longer than the bank's answer: whatever another test left in the lab, nobody takes it over.
+    claims: { leaseMs: 30_000 },
   });
   const pay = (caller: typeof request, key: string) =>
     caller.post('/api/payments', {
