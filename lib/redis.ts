@@ -78,6 +78,12 @@ export function getRedis(): RedisClient {
   return globalForRedis.redis;
 }
 
+/** Disconnects the process's client and forgets it: a script's next getRedis() connects anew. */
+export function closeRedis(): void {
+  globalForRedis.redis?.disconnect();
+  globalForRedis.redis = undefined;
+}
+
 /**
  * A Lua script kept as source next to the module that uses it. Register it once per client with
  * ioredis `defineCommand` (EVALSHA, falling back to EVAL when Redis has not seen the script).

@@ -156,9 +156,11 @@ async function costOf(
   };
 }
 
-async function peerBenchmark(redisUrl: string) {
-  // This project's layer 2, on the same Redis, through its own module (one connection).
+async function peerBenchmark(redisUrl: string, databaseUrl: string) {
+  // This project's layer 2, on the same Redis, through its own module (one connection). The module reads the
+  // environment once for the process: the chaos storm's receipts (the same servers) read it later.
   process.env.REDIS_URL = redisUrl;
+  process.env.DATABASE_URL = databaseUrl;
   const { claimRequestKey, completeRequestKey } = await import('../lib/defences/request-key.ts');
   const { makeIdempotent, IdempotencyConfig } = await import('@aws-lambda-powertools/idempotency');
   const { CachePersistenceLayer } = await import('@aws-lambda-powertools/idempotency/cache');
@@ -240,8 +242,9 @@ async function peerBenchmark(redisUrl: string) {
   const withContext = { count: 0 };
   const contextRejected = await duplicates(() => makePeer(withContext, true)({ key: `${tag}-dup-ctx` }));
   await client.quit();
-  // Layer 2's client (lib/redis.ts) is done too: it would only log the chaos storm's Redis outage.
-  (await import('../lib/redis.ts')).getRedis().disconnect();
+  // Layer 2's client (lib/redis.ts) is done too: it would only log the chaos storm's Redis outage. Forgotten, not
+  // only closed: the storm's receipts make a new one.
+  (await import('../lib/redis.ts')).closeRedis();
   return {
     oursPerSecond,
     peerPerSecond,
@@ -448,7 +451,7 @@ async function measureThroughput(
     );
 
     // 5. The peer, in this process, on the same Redis.
-    const peer = await peerBenchmark(redisUrl);
+    const peer = await peerBenchmark(redisUrl, String(appEnv.DATABASE_URL));
     log(`peer: layer 2 ${peer.oursPerSecond} ops/s, powertools ${peer.peerPerSecond} ops/s`);
 
     return {

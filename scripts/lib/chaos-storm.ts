@@ -707,6 +707,7 @@ async function deliverReceipts(databaseUrl: string, redisUrl: string, orderNos: 
   while ((await undelivered()) > 0 && performance.now() < deadline)
     await consumeReceipts('chaos-receipts', { blockMs: 200 });
   await getDb().$disconnect();
+  (await import('../../lib/redis.ts')).closeRedis();
 }
 
 /** Orders where a client was told 201/200 with a charge that is not on the order's statement. */
