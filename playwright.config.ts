@@ -18,7 +18,8 @@ export default defineConfig({
   // idle with four, 17% with three, and the suite a fifth shorter), with every wait on an answer, not a clock.
   workers: 4,
   timeout: 60_000,
-  reporter: [['list'], ['./e2e/matrix-reporter.ts']],
+  // The JSON report is for npm test, which ends by naming what failed (scripts/lib/failures.ts).
+  reporter: [['list'], ['./e2e/matrix-reporter.ts'], ['json', { outputFile: 'e2e/.results/report.json' }]],
   use: {
     baseURL: `http://127.0.0.1:${port}`,
     trace: 'on-first-retry',

@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { playwrightFailures, vitestFailures } from './lib/failures.ts';
 import { applyMigrations, freshDatabase } from './lib/migrations.ts';
 import { runMutants } from './lib/mutants.ts';
 import { buildApp, buildIsStale, nextEnv } from './lib/next-app.ts';
@@ -82,6 +83,18 @@ async function main(): Promise<number> {
   const needsBrowser = BROWSER_STEPS.some(wanted);
 
   const results: Array<{ step: string; ok: boolean; seconds: number }> = [];
+  // Each vitest run also writes a JSON report, and Playwright its own (playwright.config.ts): the summary
+  // names every failed test from them.
+  const reports = { main: '.data/vitest-main.json', cluster: '.data/vitest-cluster.json' };
+  const playwrightReport = path.join(ROOT, 'e2e/.results/report.json');
+  await Promise.all(
+    [...Object.values(reports), playwrightReport].map((file) => rm(path.resolve(ROOT, file), { force: true })),
+  );
+  const vitestJson = (run: keyof typeof reports) => [
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${reports[run]}`,
+  ];
   const timed = async (step: string, work: () => boolean | Promise<boolean>) => {
     log(`${step}...`);
     const started = Date.now();
@@ -191,12 +204,12 @@ async function main(): Promise<number> {
       checks(),
       wanted('vitest')
         ? timed('unit + integration (vitest)', () =>
-            run(npx('vitest'), ['run', '--project', 'unit', '--project', 'integration'], env),
+            run(npx('vitest'), ['run', '--project', 'unit', '--project', 'integration', ...vitestJson('main')], env),
           )
         : true,
       wanted('vitest') && onCluster
         ? timed('on a Redis Cluster (vitest)', () =>
-            run(npx('vitest'), ['run', '--project', 'cluster', '--no-file-parallelism'], {
+            run(npx('vitest'), ['run', '--project', 'cluster', '--no-file-parallelism', ...vitestJson('cluster')], {
               ...env,
               REDIS_URL: onCluster.redisUrl,
               DATABASE_URL: onCluster.databaseUrl,
@@ -246,6 +259,14 @@ async function main(): Promise<number> {
   console.log('\n[test] summary');
   for (const { step, ok, seconds } of results) {
     console.log(`  ${ok ? 'pass' : 'FAIL'}  ${step.padEnd(36)} ${seconds.toFixed(1).padStart(6)} s`);
+  }
+  const failed = [
+    ...Object.values(reports).flatMap((file) => vitestFailures(path.resolve(ROOT, file), ROOT)),
+    ...playwrightFailures(playwrightReport),
+  ];
+  if (failed.length > 0) {
+    console.log(`\n[test] ${failed.length} failed:`);
+    for (const name of failed) console.log(`  ✘ ${name}`);
   }
   return results.every((result) => result.ok) ? 0 : 1;
 }
