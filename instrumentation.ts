@@ -6,6 +6,9 @@ export async function register(): Promise<void> {
   env(); // an invalid configuration stops the server here, naming the variable
   const { sessionSecret } = await import('./lib/session-secret');
   sessionSecret(); // without SESSION_SECRET: this process's own key, made now and announced once
+  // The lab (its policy for payments, its timeline from their spans) and the OTLP exporter, when configured.
+  const { registerLab } = await import('./lib/lab/register');
+  registerLab();
   const { startReconciler } = await import('./lib/payments/reconciler-loop');
   startReconciler();
 }

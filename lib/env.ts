@@ -109,6 +109,13 @@ const EnvFields = z.object({
     .optional(),
   /** The lab's routes and page. On in the demo; turn off where the lab must not be reachable. */
   LAB_ENABLED: flag.default(true),
+  /**
+   * An OTLP/HTTP collector (Jaeger, Tempo, an OpenTelemetry Collector) that receives every span: the
+   * payments', their defences', and Next.js's own for the routes. `/v1/traces` is appended. Unset: no export.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** The service name those spans carry. */
+  OTEL_SERVICE_NAME: z.string().min(1).default('pay-once'),
   /** The benchmark's routes (/api/bench/*) and round-trip counters. Only `npm run bench` turns them on. */
   BENCH_ROUTES: flag.default(false),
   /** Layer 1: lifetime of a one-time checkout token. */

@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Cluster, type Command, Redis } from 'ioredis';
 import { env, requireEnv } from './env.ts';
-import { watchPrimary } from './lab/redis-failover.ts';
 import { isRedisClusterUrl, parseRedisClusterUrl } from './redis-cluster-url.ts';
 
 /** One Redis server, or a Redis Cluster (REDIS_URL `redis-cluster://…`): the same commands, routed by key slot. */
@@ -64,13 +63,21 @@ export function redisTargetFromEnv(): RedisTarget {
 function createRedisClient(): RedisClient {
   const client = connectRedis(redisTargetFromEnv());
   client.on('error', (error: Error) => console.error(`[redis] ${error.message}`));
-  // A server (or a Sentinel's primary) that is replaced forgets what it had not replicated: the lab says so.
-  // A cluster's primaries fail over inside it, node by node.
-  if (client instanceof Redis) watchPrimary(client);
+  for (const watch of globalForRedis.redisWatchers ?? []) if (client instanceof Redis) watch(client);
   return client;
 }
 
-const globalForRedis = globalThis as unknown as { redis?: RedisClient };
+const globalForRedis = globalThis as unknown as { redis?: RedisClient; redisWatchers?: Array<(client: Redis) => void> };
+
+/**
+ * Someone (the lab) watches this process's Redis server: `watch` gets the client (one server, or a
+ * Sentinel's primary; a cluster's primaries fail over inside it, node by node), now if it exists, else when made.
+ */
+export function watchRedisServer(watch: (client: Redis) => void): void {
+  globalForRedis.redisWatchers ??= [];
+  globalForRedis.redisWatchers.push(watch);
+  if (globalForRedis.redis instanceof Redis) watch(globalForRedis.redis);
+}
 
 /** The process's one Redis client (created on first use, like the database client). */
 export function getRedis(): RedisClient {

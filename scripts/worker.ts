@@ -5,9 +5,11 @@ import { hostname } from 'node:os';
 import { getDb } from '../lib/db.ts';
 import { consumeReceipts, ensureReceiptsGroup } from '../lib/events/receipts.ts';
 import { relayOutbox } from '../lib/events/relay.ts';
+import { flushLab, registerLab } from '../lib/lab/register.ts';
 import { getLabSettings, settingsForOrder } from '../lib/lab/settings-store.ts';
 import { getRedis } from '../lib/redis.ts';
 
+registerLab();
 const consumer = `receipts-${hostname().slice(0, 20)}-${process.pid}`;
 let stopping = false;
 
@@ -31,6 +33,7 @@ async function consumeLoop(): Promise<void> {
         const order = await getDb().order.findUnique({ where: { orderNo }, select: { lab: true } });
         if (settingsForOrder(await getLabSettings(), order?.lab).faults.receiptCrashBeforeAck) {
           console.error(`[worker] ${consumer}: dying before the ack of ${orderNo}'s receipt (lab fault)`);
+          await flushLab(); // the lab hears of the delivery first
           process.kill(process.pid, 'SIGKILL');
         }
       },

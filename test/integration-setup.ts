@@ -16,6 +16,14 @@ if (!isRedisClusterUrl(redisUrl)) {
   process.env.REDIS_URL = url.toString();
 }
 
+// The lab, as the app registers it: its settings decide what payments run under, its timeline reads their
+// spans. A crash fault throws (test/payments.ts) instead of killing the test's process.
+// Its configuration is read here without fixing env(): a test file may set variables of its own first.
+const { registerLab } = await import('../lib/lab/register.ts');
+const { parseEnv } = await import('../lib/env.ts');
+const { simulatedCrash } = await import('./payments.ts');
+registerLab({ crash: simulatedCrash, config: parseEnv(process.env) });
+
 afterAll(async () => {
   const globals = globalThis as { prisma?: { $disconnect(): Promise<void> }; redis?: { quit(): Promise<unknown> } };
   await globals.prisma?.$disconnect();

@@ -29,14 +29,13 @@ export async function orderRow(orderNo: string) {
 /** The process "dies" here: the pipeline must not run another line of its own after it. */
 export class SimulatedCrash extends Error {}
 
+/** The lab's crash faults in a test's process: the attempt throws where the process would have died. */
+export const simulatedCrash = (): never => {
+  throw new SimulatedCrash('a lab crash fault');
+};
+
 export function testPayOptions(overrides: Partial<PayOptions> = {}): PayOptions {
-  return {
-    ...defaultPayOptions(),
-    crash: () => {
-      throw new SimulatedCrash('crash after charge');
-    },
-    ...overrides,
-  };
+  return { ...defaultPayOptions(), ...overrides };
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -12,11 +12,9 @@ import { countRoundTrips } from '../db.ts';
 import { bankKeyFor } from '../defences/bank-key.ts';
 import { orderLock } from '../defences/database-claim.ts';
 import { requireEnv } from '../env.ts';
-import { DEFAULT_LAB_SETTINGS } from '../lab/settings.ts';
-import { chargeCard } from '../payments/bank.ts';
+import { chargeCard, NO_BANK_FAULTS } from '../payments/bank.ts';
 import { getRedis } from '../redis.ts';
 
-const NO_FAULTS = DEFAULT_LAB_SETTINGS.faults;
 const globalForBench = globalThis as unknown as { benchPool?: pg.Pool };
 
 function pool(): pg.Pool {
@@ -58,7 +56,7 @@ export async function idealPayment(
       idempotencyKey: bankKeyFor(orderNo),
       fence: { lock: orderLock(orderNo), token: 1 },
     },
-    NO_FAULTS,
+    NO_BANK_FAULTS,
   );
   // 4. Record the outcome: the order, the dedup row and the outbox event, in one statement.
   const outcome = { status: 'PAID', orderNo, amountCents, chargeId, paidAt: new Date().toISOString() };

@@ -10,7 +10,7 @@
 // What a duplicate stopped here gets: the bank's first charge for the key, answered as a payment made before
 // (HTTP 200, answered by the bank key); a key still in use at the bank (its first charge has not landed) is
 // an unknown outcome, "in progress". Its claim: none of the merchant's; the bank keeps the key with its charge.
-import { reason } from '../lab/reasons.ts';
+import { decide, reason } from '../telemetry/spans.ts';
 import type { Defence } from './defence.ts';
 
 /** The key the merchant sends the bank for paying `orderNo`. */
@@ -21,9 +21,9 @@ export function bankKeyFor(orderNo: string): string {
 /** Layer 5 as a defence: nothing to claim; the key goes with the charge (lib/payments/bank-call.ts reads the bank's replay). */
 export const bankKeyDefence: Defence = {
   layer: 'bankKey',
-  async claim({ orderNo, lane }) {
+  async claim({ orderNo, span }) {
     const key = bankKeyFor(orderNo);
-    lane.mark('bankKey', 'sent', reason('bankKeySent', { key }));
+    decide(span, 'bankKey', 'sent', reason('bankKeySent', { key }));
     return { kind: 'passed', toBank: { idempotencyKey: key, keyedBy: 'bankKey' } };
   },
 };

@@ -9,9 +9,9 @@ import 'server-only';
 // Its claim: none to give back. A consumed token is spent for good; the next page load brings a new one.
 import { randomBytes } from 'node:crypto';
 import type { Result } from 'ioredis';
-import { reason } from '../lab/reasons.ts';
 import { readLua, redisWith } from '../redis.ts';
 import type { CallerScope } from '../session.ts';
+import { decide, reason } from '../telemetry/spans.ts';
 import { type Defence, PASSED, stop } from './defence.ts';
 import { answerFromKey, peekRequestKey } from './request-key.ts';
 
@@ -55,11 +55,11 @@ export function checkoutTokenDefence(options: { keyAnswers: boolean }): Defence 
   return {
     layer: 'token',
     async claim(attempt) {
-      const { orderNo, caller, checkoutToken, lane } = attempt;
+      const { orderNo, caller, checkoutToken, span } = attempt;
       const consumed = checkoutToken ? await consumeCheckoutToken(orderNo, caller, checkoutToken) : false;
       if (consumed) {
         const name = checkoutTokenKey(orderNo, caller).split(':').slice(0, 3).join(':');
-        lane.mark('token', 'passed', reason('tokenConsumed', { token: name }));
+        decide(span, 'token', 'passed', reason('tokenConsumed', { token: name }));
         return PASSED;
       }
       const known =
@@ -70,10 +70,10 @@ export function checkoutTokenDefence(options: { keyAnswers: boolean }): Defence 
             })
           : undefined;
       if (known) {
-        lane.mark('token', 'spent', reason('tokenSpent'));
+        decide(span, 'token', 'spent', reason('tokenSpent'));
         return stop(answerFromKey(known, attempt));
       }
-      lane.mark('token', 'stopped', reason('tokenStopped'));
+      decide(span, 'token', 'stopped', reason('tokenStopped'));
       return stop({ kind: 'already_submitted' });
     },
   };

@@ -18,10 +18,10 @@ import 'server-only';
 import { getDb, hotPath } from '../db.ts';
 import { PAYMENT_PAID } from '../events/outbox.ts';
 import { Prisma } from '../generated/prisma/client.ts';
-import { reason } from '../lab/reasons.ts';
-import type { Layer, Layers } from '../lab/settings.ts';
-import type { PaymentOutcome } from '../payments/outcome.ts';
+import { decide, reason } from '../telemetry/spans.ts';
 import { type Attempt, type Claim, type Defence, type Hold, type OrderHold, stop } from './defence.ts';
+import type { Layer, Layers } from './layers.ts';
+import type { PaymentOutcome } from './outcome.ts';
 import { statusesAllowing, targetOf } from './payment-transitions.ts';
 
 /** Which of layers 3 and 4 a database claim stands for. */
@@ -59,15 +59,15 @@ export function databaseDefence(layers: DatabaseLayers & { statement: ClaimState
   return {
     layer: layers.stateMachine ? 'stateMachine' : 'uniqueConstraint',
     async claim(attempt) {
-      const { lane, orderNo, attemptId } = attempt;
+      const { span, orderNo, attemptId } = attempt;
       for (let tries = 0; ; tries++) {
         await attempt.at?.('order.claim');
         const claimed = await runClaim(layers.statement, attempt);
         if ('fence' in claimed) {
           const { fence } = claimed;
-          if (layers.stateMachine) lane.mark('stateMachine', 'claimed', reason('dbClaimed', { fence }));
+          if (layers.stateMachine) decide(span, 'stateMachine', 'claimed', reason('dbClaimed', { fence }));
           if (layers.uniqueConstraint)
-            lane.mark('uniqueConstraint', 'inserted', reason('dedupInserted', { orderNo, fence }));
+            decide(span, 'uniqueConstraint', 'inserted', reason('dedupInserted', { orderNo, fence }));
           return { kind: 'held', hold: orderHold(attempt, { orderNo, attemptId, fence }, layers, false) };
         }
         const answer = await answerDuplicate(attempt, claimed.refusedBy, layers);
@@ -89,22 +89,22 @@ async function answerDuplicate(
   said: Layer,
   layers: DatabaseLayers & { bankKey: boolean },
 ): Promise<Claim | 'again'> {
-  const { lane } = attempt;
+  const { span } = attempt;
   const answer = await attempt.recovery.reconcile({ attemptId: attempt.attemptId, bankKey: layers.bankKey });
   switch (answer.kind) {
     case 'settled': {
       const found = answer.found ? 'yes' : 'no';
-      lane.mark(said, 'stopped', reason('dbSettled', { layer: said, found, status: answer.outcome.status }));
+      decide(span, said, 'stopped', reason('dbSettled', { layer: said, found, status: answer.outcome.status }));
       // Found by the reconciler: the dead claim's own charge, answered as its replay. Else the order was
       // already settled, by another intent as far as this request can tell.
       const answeredBy = answer.found ? 'reconciler' : said;
       return stop({ kind: 'duplicate', outcome: answer.outcome, answeredBy, existing: !answer.found });
     }
     case 'resumed':
-      lane.mark(said, 'takeover', reason('dbTakeover', { layer: said, fence: answer.hold.fence }));
+      decide(span, said, 'takeover', reason('dbTakeover', { layer: said, fence: answer.hold.fence }));
       return { kind: 'held', hold: orderHold(attempt, answer.hold, layers, true) };
     case 'waiting':
-      lane.mark(said, 'stopped', reason('dbConfirming', { layer: said }));
+      decide(span, said, 'stopped', reason('dbConfirming', { layer: said }));
       return stop({ kind: 'in_progress', answeredBy: 'reconciler' });
     case 'gone':
       return stop({ kind: 'order_not_found' });
@@ -117,13 +117,13 @@ async function answerDuplicate(
 }
 
 function stillProcessing(attempt: Attempt, said: Layer): Claim {
-  attempt.lane.mark(said, 'stopped', reason('dbStillProcessing', { layer: said }));
+  decide(attempt.span, said, 'stopped', reason('dbStillProcessing', { layer: said }));
   return stop({ kind: 'in_progress', answeredBy: said });
 }
 
 /** The order this attempt holds in the database, and how each end of the attempt reaches it. */
 function orderHold(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, tookOver: boolean): Hold {
-  const { lane, orderNo } = attempt;
+  const { span, orderNo } = attempt;
   const layer: Layer = layers.stateMachine ? 'stateMachine' : 'uniqueConstraint';
   return {
     fence: { fence: { lock: orderLock(orderNo), token: hold.fence }, byLock: false, layer },
@@ -131,7 +131,7 @@ function orderHold(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, to
     async renew(now) {
       await attempt.at?.('order.renew');
       if (await renewClaim(hold, layers, new Date(now))) return undefined;
-      lane.mark(layer, 'lost', reason('claimLost'));
+      decide(span, layer, 'lost', reason('claimLost'));
       return { kind: 'in_progress', answeredBy: layer };
     },
     // Before the bank only a lost claim stops this attempt after the database: it is another's now.
@@ -143,7 +143,7 @@ function orderHold(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, to
           await attempt.at?.('order.record');
           await recordOutcome(verdict.outcome, hold, layers).then(
             (recorded) => {
-              if (!recorded) lane.mark('outcome', 'late', reason('outcomeLate'));
+              if (!recorded) decide(span, 'outcome', 'late', reason('outcomeLate'));
             },
             (error: Error) =>
               console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
@@ -170,6 +170,7 @@ function orderHold(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, to
  * shows how many charges there were).
  */
 export const unguardedOrder: Defence = {
+  name: 'order',
   async claim(attempt) {
     const { orderNo } = attempt;
     return {

@@ -13,17 +13,16 @@
 // From the bank call on, nothing may throw its way into a release: money may have moved. A simulated crash
 // unwinds nothing (the process is dead). Only the pipeline calls the bank, once.
 //
-// Types only come from lib/payments (the outcome, the bank's fence); what a defence needs of the recovery
-// path (the reconciler, asking the bank after a takeover) is passed in as `recovery`, so the direction of
-// dependency stays app → lib/payments → lib/defences.
+// Nothing comes from lib/payments: what a defence needs of the recovery path (the reconciler, asking the bank
+// after a takeover) is passed in as `recovery`, so the direction of dependency stays app → lib/payments →
+// lib/defences. Its decisions go to the attempt's span (lib/telemetry), which the lab may be listening to.
 
-import type { Layer } from '../lab/settings.ts';
-import type { Lane } from '../lab/timeline.ts';
-import type { Charge, Fence } from '../payments/bank.ts';
-import type { PaymentOutcome } from '../payments/outcome.ts';
-import type { RaceHook } from '../payments/race-points.ts';
 import type { CallerScope } from '../session.ts';
-import type { AfterBank, ClaimState } from './fencing.ts';
+import type { Span } from '../telemetry/spans.ts';
+import type { AfterBank, Charge, ClaimState, Fence } from './fencing.ts';
+import type { Layer } from './layers.ts';
+import type { PaymentOutcome } from './outcome.ts';
+import type { RaceHook } from './race-points.ts';
 
 /** Who gave the answer: a defence layer, the bank, or the reconciler it called. */
 export type Answerer = Layer | 'bank' | 'reconciler';
@@ -127,7 +126,8 @@ export type Attempt = {
   resultTtlSeconds: number;
   now: () => number;
   at?: RaceHook;
-  lane: Lane;
+  /** Where its decisions are recorded: the payment's span, or the span of the defence it is in. */
+  span: Span;
   recovery: Recovery;
 };
 
@@ -160,8 +160,9 @@ export type Claim =
   | { kind: 'held'; hold: Hold };
 
 export type Defence = {
-  /** The layer it is; a step that is not a layer (the order's amount) has none. */
+  /** The layer it is; a step that is not a layer (the order's amount) has none, only a name. */
   readonly layer?: Layer;
+  readonly name?: string;
   claim(attempt: Attempt): Promise<Claim>;
 };
 

@@ -2,17 +2,19 @@ import 'server-only';
 // The lab's switches, read in one place: which defences a payment runs, in the article's order. Everything
 // else (the pipeline, each defence) only runs the list it is given. A switch that is off is marked "off" on
 // the request's lane here, so the lab shows the duplicate that layer would have stopped.
-import { LAYERS, type Layer, type Layers } from '../lab/settings.ts';
+import { decide } from '../telemetry/spans.ts';
 import { bankKeyDefence } from './bank-key.ts';
 import { checkoutTokenDefence } from './checkout-token.ts';
 import { unguardedOrder } from './database-claim.ts';
 import { uniqueConstraintDefence } from './dedup.ts';
 import { type Attempt, type Defence, PASSED, stop } from './defence.ts';
+import { LAYERS, type Layer, type Layers } from './layers.ts';
 import { stateMachineAndDedupDefence, stateMachineDefence } from './payment-state.ts';
 import { requestKeyDefence } from './request-key.ts';
 
 /** Not a layer: the amount an API caller states must be the order's (checked once layer 2 has answered its retries). */
 const theOrdersAmount: Defence = {
+  name: 'amount',
   async claim({ statedAmountCents, amountCents }) {
     return statedAmountCents !== undefined && statedAmountCents !== amountCents
       ? stop({ kind: 'amount_mismatch', orderAmountCents: amountCents })
@@ -22,7 +24,7 @@ const theOrdersAmount: Defence = {
 
 /**
  * Each layer's defence under these switches (undefined: off). A Record over the layers, so a new layer in
- * LAYERS (lib/lab/settings.ts) does not compile until it has its defence here. Layers 3 and 4 are one
+ * LAYERS (layers.ts) does not compile until it has its defence here. Layers 3 and 4 are one
  * statement when both are on: the combined defence stands for both, and layer 4's entry is then empty.
  */
 function layerDefences(layers: Layers): Record<Layer, Defence | undefined> {
@@ -58,7 +60,7 @@ const APPLIES: Record<Layer, (attempt: Attempt) => boolean> = {
  */
 export function defencesFor(layers: Layers, attempt: Attempt): Defence[] {
   const byLayer = layerDefences(layers);
-  for (const layer of LAYERS) if (!layers[layer] && APPLIES[layer](attempt)) attempt.lane.mark(layer, 'off');
+  for (const layer of LAYERS) if (!layers[layer] && APPLIES[layer](attempt)) decide(attempt.span, layer, 'off');
   const database = byLayer.stateMachine ?? byLayer.uniqueConstraint ?? unguardedOrder;
   return [byLayer.token, byLayer.requestKey, theOrdersAmount, database, byLayer.bankKey].filter(
     (defence): defence is Defence =>

@@ -3,6 +3,12 @@
 // once a dead claim has been taken over. The writes that follow are each conditional on exactly the claim
 // judged here (lib/payments/order-claim.ts, lib/defences/request-key.ts).
 
+/** A charge as the bank recorded it (lib/payments/bank.ts): what a claim taken over may turn out to have paid. */
+export type Charge = { id: string; amountCents: number; createdAt: Date };
+
+/** A fencing token, as the bank checks it: `token` is the generation of the claim named `lock`. */
+export type Fence = { lock: string; token: number };
+
 /** A claim as stored: on the order (layer 3), on its dedup row (layer 4), or on a request key (layer 2). */
 export type ClaimState = {
   /** Who holds it; null when nobody does (the outcome became unknown and its holder let go). */

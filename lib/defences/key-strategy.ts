@@ -8,7 +8,7 @@
 //   perSubmit  a fresh random key minted for each submit (the form mints one per click; for the API, one
 //              per request received, like a request id made at the edge) and never persisted.
 import { createHash, randomUUID } from 'node:crypto';
-import type { KeyStrategy } from '../lab/settings.ts';
+import type { KeyStrategy } from './layers.ts';
 import { canonicalOf } from './request-key-record.ts';
 
 /** What a request says about its intent, from which each strategy makes its key. */

@@ -21,15 +21,15 @@ import 'server-only';
 // this attempt); kept "unknown" when the bank's answer is unknown, or when this attempt stops before the bank
 // holding a claim it took over from an attempt whose charge may still be in doubt. Never released after a charge.
 import type { Result } from 'ioredis';
-import { reason } from '../lab/reasons.ts';
-import type { KeyStrategy } from '../lab/settings.ts';
-import { outcomeFromCharge, parseOutcome } from '../payments/outcome.ts';
-import type { RacePoint } from '../payments/race-points.ts';
 import { getRedis, readLua, redisWith } from '../redis.ts';
 import type { CallerScope } from '../session.ts';
+import { decide, reason } from '../telemetry/spans.ts';
 import { recordUnguarded } from './database-claim.ts';
 import { type Answer, type Attempt, type AttemptKey, type Claim, type Defence, type Hold, stop } from './defence.ts';
 import { type KeySources, requestKeyFor, shortKey } from './key-strategy.ts';
+import type { KeyStrategy } from './layers.ts';
+import { outcomeFromCharge, parseOutcome } from './outcome.ts';
+import type { RacePoint } from './race-points.ts';
 import {
   type ClaimDecision,
   decideOnExisting,
@@ -213,14 +213,14 @@ export function requestKeyDefence(options: { databaseDecides: boolean; bankKey: 
   return {
     layer: 'requestKey',
     async claim(attempt) {
-      const { key, lane, attemptId, leaseMs } = attempt;
+      const { key, span, attemptId, leaseMs } = attempt;
       const claim = { owner: attemptId, fingerprint: key.fingerprint };
       const ttlSeconds = attempt.resultTtlSeconds;
       await attempt.at?.('key.claim');
       const decision = await claimRequestKey(key.name, claim, { now: attempt.now(), leaseMs, ttlSeconds });
       switch (decision.kind) {
         case 'claimed':
-          lane.mark('requestKey', 'claimed', reason('keyClaimed', { ...key.shown, fence: decision.fence, leaseMs }));
+          decide(span, 'requestKey', 'claimed', reason('keyClaimed', { ...key.shown, fence: decision.fence, leaseMs }));
           return { kind: 'held', hold: keyHold(attempt, decision.fence) };
         case 'replay':
         case 'mismatch':
@@ -236,22 +236,22 @@ export function requestKeyDefence(options: { databaseDecides: boolean; bankKey: 
 
 /** What layer 2 answers from a key that already holds something: its first outcome, or a mismatch. */
 export function answerFromKey(decision: ClaimDecision, attempt: Attempt): Answer {
-  const { lane, key } = attempt;
+  const { span, key } = attempt;
   switch (decision.kind) {
     case 'replay': {
       const outcome = parseOutcome(decision.outcome);
       if (!outcome) break;
-      lane.mark('requestKey', 'stopped', reason('keyReplayed', { ...key.shown, status: outcome.status }));
+      decide(span, 'requestKey', 'stopped', reason('keyReplayed', { ...key.shown, status: outcome.status }));
       return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: decision.existing };
     }
     case 'mismatch':
-      lane.mark('requestKey', 'stopped', reason('keyMismatch', { ...key.shown, usedOn: decision.usedOn || 'none' }));
+      decide(span, 'requestKey', 'stopped', reason('keyMismatch', { ...key.shown, usedOn: decision.usedOn || 'none' }));
       return { kind: 'mismatch', usedOn: decision.usedOn };
     default:
-      lane.mark('requestKey', 'stopped', reason('keyStillProcessing', key.shown));
+      decide(span, 'requestKey', 'stopped', reason('keyStillProcessing', key.shown));
       return { kind: 'in_progress', answeredBy: 'requestKey' };
   }
-  lane.mark('requestKey', 'stopped', reason('keyUnreadable', key.shown));
+  decide(span, 'requestKey', 'stopped', reason('keyUnreadable', key.shown));
   return { kind: 'in_progress', answeredBy: 'requestKey' };
 }
 
@@ -265,7 +265,7 @@ async function answerInProgress(
   owner: string | undefined,
   databaseDecides: boolean,
 ): Promise<Answer> {
-  const { key, lane } = attempt;
+  const { key, span } = attempt;
   const settled = databaseDecides && owner ? await attempt.recovery.reconcile() : undefined;
   if (settled?.kind === 'settled' && owner) {
     // The key's own claim paid (its holder died before storing the outcome): this intent's payment.
@@ -273,10 +273,10 @@ async function answerInProgress(
     const done = { fingerprint: key.fingerprint, outcome, existing: false };
     await attempt.at?.('key.complete');
     await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);
-    lane.mark('requestKey', 'stopped', reason('keyAlreadySettled', { ...key.shown, status: outcome.status }));
+    decide(span, 'requestKey', 'stopped', reason('keyAlreadySettled', { ...key.shown, status: outcome.status }));
     return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
   }
-  lane.mark('requestKey', 'stopped', reason('keyStillProcessing', key.shown));
+  decide(span, 'requestKey', 'stopped', reason('keyStillProcessing', key.shown));
   return { kind: 'in_progress', answeredBy: 'requestKey' };
 }
 
@@ -286,17 +286,17 @@ async function takeOver(
   seen: RequestKeyClaim,
   options: { databaseDecides: boolean; bankKey: boolean },
 ): Promise<Claim> {
-  const { key, lane } = attempt;
+  const { key, span } = attempt;
   const taker = { owner: attempt.attemptId, fingerprint: key.fingerprint };
   await attempt.at?.('key.takeOver');
   const context = { now: attempt.now(), ttlSeconds: attempt.resultTtlSeconds };
   const fence = await takeOverRequestKey(key.name, seen, taker, context);
   if (fence === undefined) {
-    lane.mark('requestKey', 'stopped', reason('keyTakenByAnother', key.shown));
+    decide(span, 'requestKey', 'stopped', reason('keyTakenByAnother', key.shown));
     return stop({ kind: 'in_progress', answeredBy: 'requestKey' });
   }
   const why = seen.unknown ? 'unknown' : 'lease';
-  lane.mark('requestKey', 'takeover', reason('keyTakeover', { ...key.shown, why, oldFence: seen.fence, fence }));
+  decide(span, 'requestKey', 'takeover', reason('keyTakeover', { ...key.shown, why, oldFence: seen.fence, fence }));
   const hold = keyHold(attempt, fence, seen);
   // With layer 3 or 4 on, the database decides next. Alone, layer 2 asks the bank itself.
   if (options.databaseDecides) return { kind: 'held', hold };
@@ -316,7 +316,7 @@ async function recoverAlone(
   seen: RequestKeyClaim,
   bankKey: boolean,
 ): Promise<Answer | undefined> {
-  const { key, lane, orderNo, attemptId: owner } = attempt;
+  const { key, span, orderNo, attemptId: owner } = attempt;
   const { verdict, askedAt } = await attempt.recovery.askBankAfterTakeover(
     { merchantRef: orderNo, fence: { lock: requestKeyLock(key.name), token: fence }, byLock: true },
     seen,
@@ -328,28 +328,28 @@ async function recoverAlone(
     const done = { fingerprint: key.fingerprint, outcome, existing: false };
     await attempt.at?.('key.complete');
     await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);
-    lane.mark('requestKey', 'stopped', reason('keyBankHasCharge', { charge: verdict.charge.id }));
+    decide(span, 'requestKey', 'stopped', reason('keyBankHasCharge', { charge: verdict.charge.id }));
     return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
   }
   const held = { name: key.name, fingerprint: key.fingerprint, owner, fence, firstFence: seen.firstFence };
   if (verdict.kind === 'nothing' || bankKey) {
     await attempt.at?.('key.resume');
     if (!(await renewRequestKey(held, attempt.now(), true))) {
-      lane.mark('requestKey', 'lost', reason('claimLost'));
+      decide(span, 'requestKey', 'lost', reason('claimLost'));
       return { kind: 'in_progress', answeredBy: 'requestKey' };
     }
-    lane.mark('requestKey', 'resumed', reason('keyResumed'));
+    decide(span, 'requestKey', 'resumed', reason('keyResumed'));
     return undefined;
   }
   await attempt.at?.('key.keepUnknown');
   await markRequestKeyUnknown(held, seen.unknownSince ?? askedAt, attempt.resultTtlSeconds);
-  lane.mark('requestKey', 'stopped', reason('keyMayLand'));
+  decide(span, 'requestKey', 'stopped', reason('keyMayLand'));
   return { kind: 'in_progress', answeredBy: 'requestKey' };
 }
 
 /** The key this attempt holds (`seen`: the earlier attempt's claim it took over, if it did). */
 function keyHold(attempt: Attempt, fence: number, seen?: RequestKeyClaim): Hold {
-  const { key, lane, orderNo } = attempt;
+  const { key, span, orderNo } = attempt;
   const firstFence = seen?.firstFence ?? fence;
   const held: HeldKey = { name: key.name, fingerprint: key.fingerprint, owner: attempt.attemptId, fence, firstFence };
   const ttlSeconds = attempt.resultTtlSeconds;
@@ -360,7 +360,7 @@ function keyHold(attempt: Attempt, fence: number, seen?: RequestKeyClaim): Hold 
   };
   const release = async () => {
     await at('key.release');
-    if (await releaseRequestKey(key.name, held.owner)) lane.mark('requestKey', 'released', reason('keyReleased'));
+    if (await releaseRequestKey(key.name, held.owner)) decide(span, 'requestKey', 'released', reason('keyReleased'));
   };
   const keepUnknown = async (since: number) => {
     await at('key.keepUnknown');
@@ -372,7 +372,7 @@ function keyHold(attempt: Attempt, fence: number, seen?: RequestKeyClaim): Hold 
     async renew(now) {
       await at('key.renew');
       if (await renewRequestKey(held, now)) return undefined;
-      lane.mark('requestKey', 'lost', reason('claimLost'));
+      decide(span, 'requestKey', 'lost', reason('claimLost'));
       return { kind: 'in_progress', answeredBy: 'requestKey' };
     },
     async stopped(answer) {
@@ -387,7 +387,7 @@ function keyHold(attempt: Attempt, fence: number, seen?: RequestKeyClaim): Hold 
       // doubt: it goes back to "unknown", never away.
       if (!seen) await release();
       else if (await keepUnknown(seen.unknownSince ?? attempt.now())) {
-        lane.mark('requestKey', 'unknown', reason('keyKeptUnknown'));
+        decide(span, 'requestKey', 'unknown', reason('keyKeptUnknown'));
       }
       return answer;
     },
@@ -396,7 +396,7 @@ function keyHold(attempt: Attempt, fence: number, seen?: RequestKeyClaim): Hold 
         case 'settled':
           await complete(verdict.outcome, verdict.existing).then(
             (stored) =>
-              lane.mark('requestKey', stored ? 'completed' : 'late', reason(stored ? 'keyCompleted' : 'keyLate')),
+              decide(span, 'requestKey', stored ? 'completed' : 'late', reason(stored ? 'keyCompleted' : 'keyLate')),
             (error: Error) => console.error(`[pay] ${orderNo}: outcome not stored in Redis (${error.message})`),
           );
           return;

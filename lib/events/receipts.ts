@@ -6,11 +6,10 @@ import 'server-only';
 // the event existed (the article's third detail).
 import { getDb } from '../db.ts';
 import { DuplicateRecordError, insertDedupRecord } from '../defences/dedup.ts';
-import { reason, said } from '../lab/reasons.ts';
-import { getLabSettings, settingsForOrder } from '../lab/settings-store.ts';
-import { publishTimelineEvent, viewerOf } from '../lab/timeline.ts';
-import { parseOutcome } from '../payments/outcome.ts';
+import { parseOutcome } from '../defences/outcome.ts';
+import { policySource } from '../payments/policy.ts';
 import { getRedis } from '../redis.ts';
+import { ATTR, decide, hashCaller, reason, type Span, startSpan } from '../telemetry/spans.ts';
 import { EVENTS_STREAM } from './relay.ts';
 
 export const RECEIPTS_GROUP = 'send-receipt';
@@ -42,7 +41,11 @@ export async function sendReceipt(
   const db = getDb();
   const order = await db.order.findUnique({ where: { orderNo: outcome.orderNo }, select: { lab: true, owner: true } });
   const owner = order?.owner ?? undefined;
-  const { layers } = settingsForOrder(await getLabSettings(), order?.lab);
+  const { layers } = await policySource().forOrder({
+    orderNo: outcome.orderNo,
+    owner: order?.owner ?? null,
+    lab: order?.lab,
+  });
   try {
     await db.$transaction(async (tx) => {
       if (layers.uniqueConstraint) await insertDedupRecord(tx, 'RECEIPT', outcome.orderNo, consumer);
@@ -62,6 +65,21 @@ function toFields(list: string[]): Record<string, string> {
   const fields: Record<string, string> = {};
   for (let i = 0; i + 1 < list.length; i += 2) fields[list[i] as string] = list[i + 1] as string;
   return fields;
+}
+
+/** Sends one delivery's receipt, and records what came of it on the delivery's span. */
+async function deliverReceipt(
+  fields: Record<string, string>,
+  delivery: { id: string; consumer: string; redelivered: boolean; span: Span },
+): Promise<ReceiptResult> {
+  const { id, consumer, redelivered, span } = delivery;
+  const { result, owner, chargeId } = await sendReceipt(fields, consumer);
+  // The order's owner sees its receipts in their own lab (and the room, everyone's).
+  if (owner) span.setAttribute(ATTR.owner, hashCaller(owner));
+  // The charge the message is about: the payment lane whose bank step names it.
+  const values = { delivery: redelivered ? 'again' : 'first', message: id, charge: chargeId ?? 'none', result };
+  decide(span, 'receipt', result, reason('receiptDelivery', values));
+  return result;
 }
 
 /**
@@ -101,31 +119,17 @@ export async function consumeReceipts(
   for (const { entry, redelivered } of deliveries) {
     const [id, list] = entry;
     const fields = toFields(list);
-    const started = performance.now();
-    const { result, owner, chargeId } = await sendReceipt(fields, consumer);
-    // One lane per message (its stream id), one step per delivery of it. Published before the ack, and
-    // awaited: the lab's fault kills this consumer right after a first delivery.
-    await publishTimelineEvent({
-      requestId: `rcpt-${id}`,
-      orderNo: fields.key ?? '',
-      channel: 'worker',
-      instance: consumer,
-      step: 'receipt',
-      decision: result,
-      // The charge the message is about: the payment lane whose bank step names it.
-      ...said(
-        reason('receiptDelivery', {
-          delivery: redelivered ? 'again' : 'first',
-          message: id,
-          charge: chargeId ?? 'none',
-          result,
-        }),
-      ),
-      durationMs: Math.round(performance.now() - started),
-      at: Date.now(),
-      // The order's owner sees its receipts in their own lab (and the room, everyone's).
-      viewers: owner ? [viewerOf(owner)] : [],
+    // One lane per message (its stream id), one step per delivery of it.
+    const span = startSpan('receipt', {
+      attributes: {
+        [ATTR.requestId]: `rcpt-${id}`,
+        [ATTR.orderNo]: fields.key ?? '',
+        [ATTR.channel]: 'worker',
+        [ATTR.instance]: consumer,
+      },
     });
+    const result = await deliverReceipt(fields, { id, consumer, redelivered, span }).finally(() => span.end());
+    // After the span's end: the lab's fault may kill this consumer right after a first delivery.
     if (!redelivered) await options.beforeAck?.(fields.key ?? '', result);
     await redis.xack(EVENTS_STREAM, RECEIPTS_GROUP, id);
   }

@@ -1,10 +1,10 @@
 // The zod schemas of the HTTP API: the routes validate with them, and lib/http/openapi.ts documents them
 // (zod-openapi reads `.meta()`), so the reference cannot say something the routes do not do.
 import { z } from 'zod';
+import { PaymentOutcomeSchema } from '../defences/outcome.ts';
 import { GatewayRecordSchema } from '../lab/gateway.ts';
 import { LabSettingsPatchSchema, LabSettingsSchema } from '../lab/settings.ts';
 import { AmountCentsSchema, OrderNoSchema } from '../payments/order-no.ts';
-import { PaymentOutcomeSchema } from '../payments/outcome.ts';
 
 /** The order number every example uses (the contract test swaps in a real order's). */
 export const EXAMPLE_ORDER_NO = 'ord_0123456789abcdef';

@@ -1,7 +1,7 @@
 // POST /api/payments's mapping from a pipeline result to HTTP: statuses, headers, and replays that are
 // byte-identical to the first answer.
 import { describe, expect, it } from 'vitest';
-import type { PaymentOutcome } from '../payments/outcome.ts';
+import type { PaymentOutcome } from '../defences/outcome.ts';
 import type { PayResult } from '../payments/pay.ts';
 import { paymentResponse } from './payment-response.ts';
 

@@ -1,6 +1,6 @@
 // POST /api/payments: a pipeline result as an HTTP response (Stripe's and the IETF Idempotency-Key
 // draft's semantics). Pure, so every mapping is unit-tested.
-import { type PaymentOutcome, PaymentOutcomeSchema } from '../payments/outcome.ts';
+import { type PaymentOutcome, PaymentOutcomeSchema } from '../defences/outcome.ts';
 import type { PayResult } from '../payments/pay.ts';
 import { keyReusedProblem } from './idempotency-key.ts';
 import { json, problem, say } from './problem.ts';

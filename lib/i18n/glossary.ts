@@ -60,7 +60,7 @@ export const GLOSSARY: GlossaryEntry[] = [
     layer: 5,
     code: ['lib/defences/bank-key.ts', 'lib/payments/bank.ts'],
   },
-  { id: 'replay', zh: '返回结果的幂等', en: 'Result idempotency (replay)', code: ['lib/payments/outcome.ts'] },
+  { id: 'replay', zh: '返回结果的幂等', en: 'Result idempotency (replay)', code: ['lib/defences/outcome.ts'] },
   { id: 'release', zh: '释放标记', en: 'Releasing the claim', code: ['lib/defences/release-request-key.lua'] },
   { id: 'claim', zh: '幂等标记（处理中）', en: 'Claim (processing)', code: ['lib/defences/claim-request-key.lua'] },
   { id: 'lease', zh: '租约与围栏令牌', en: 'Lease and fencing token', code: ['lib/defences/fencing.ts'] },

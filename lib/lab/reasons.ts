@@ -7,30 +7,18 @@
 import { createTranslator } from 'use-intl/core';
 import english from '../../messages/en/timeline.json' with { type: 'json' };
 
-export type ReasonKey = keyof typeof english.reasons;
+import type { Reason } from '../telemetry/decisions.ts';
 
-/** A reason's message and its values (ids, counts and the selectors of the message's choices). */
-export type TimelineReason = { key: ReasonKey; values?: Record<string, string | number> };
+export { type Reason as TimelineReason, type ReasonKey, reason } from '../telemetry/decisions.ts';
 
 const translate = createTranslator({ locale: 'en', messages: english, namespace: 'reasons' });
 
-/**
- * A reason to mark a step with. Numbers are kept as written (a fence, an amount in cents, a charge id are not
- * quantities to group as "4,200"), so the English detail reads as it always has.
- */
-export function reason(key: ReasonKey, values?: Record<string, string | number | undefined>): TimelineReason {
-  if (!values) return { key };
-  const written: Record<string, string> = {};
-  for (const [name, value] of Object.entries(values)) if (value !== undefined) written[name] = String(value);
-  return { key, values: written };
-}
-
 /** The reason in English: the event's `detail`. */
-export function englishDetail({ key, values }: TimelineReason): string {
+export function englishDetail({ key, values }: Reason): string {
   return translate(key, values);
 }
 
 /** An event's `reason` and its `detail`, the same in English. */
-export function said(why: TimelineReason): { reason: TimelineReason; detail: string } {
+export function said(why: Reason): { reason: Reason; detail: string } {
   return { reason: why, detail: englishDetail(why) };
 }

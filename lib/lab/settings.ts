@@ -2,12 +2,11 @@
 // schemas and the merge live here, the storage (Redis, shared by every app instance) in settings-store.ts.
 import { z } from 'zod';
 
+import { ALL_LAYERS_ON as DEFAULTS_ON, KEY_STRATEGIES, type KeyStrategy } from '../defences/layers.ts';
 import { BANK_SETTLEMENT_WINDOW_MS, DEFAULT_LEASE_MS } from './constants.ts';
 
-export { BANK_SETTLEMENT_WINDOW_MS, DEFAULT_LEASE_MS };
-
-export const LAYERS = ['token', 'requestKey', 'stateMachine', 'uniqueConstraint', 'bankKey'] as const;
-export type Layer = (typeof LAYERS)[number];
+export { LAYERS, type Layer } from '../defences/layers.ts';
+export { BANK_SETTLEMENT_WINDOW_MS, DEFAULT_LEASE_MS, KEY_STRATEGIES, type KeyStrategy };
 
 export const LayersSchema = z.strictObject({
   /** Layer 0, in the browser: the Pay button is disabled while a payment is in flight. */
@@ -69,13 +68,6 @@ export const ClaimsSchema = z.strictObject({
   leaseMs: z.number().int().min(100).max(600_000),
 });
 
-/**
- * What layer 2's key is made of (the article's first detail). Only `business` is right: the key names the
- * intent and stays the same across its retries. The other two are the common mistakes, there to be watched.
- */
-export const KEY_STRATEGIES = ['business', 'paramHash', 'perSubmit'] as const;
-export type KeyStrategy = (typeof KEY_STRATEGIES)[number];
-
 export const KeysSchema = z.strictObject({
   /**
    * business: the order number (the browser), or the caller's Idempotency-Key (the API).
@@ -111,7 +103,7 @@ export type LabSettingsPatch = z.infer<typeof LabSettingsPatchSchema>;
 
 /** All layers on, no faults, the default lease, business keys: what `POST /api/lab/reset` restores. */
 export const DEFAULT_LAB_SETTINGS: LabSettings = {
-  layers: { pendingUi: true, token: true, requestKey: true, stateMachine: true, uniqueConstraint: true, bankKey: true },
+  layers: DEFAULTS_ON,
   faults: {
     bankLatencyMs: 0,
     bankFailure: 'none',

@@ -3,11 +3,11 @@ import 'server-only';
 // server and the lab had nothing to draw: the page reports the click it swallowed, and it gets a lane of its
 // own that ends at layer 0. Nothing else is done with it.
 import { getDb } from '../db.ts';
-import { instanceName } from '../instance.ts';
+import { instanceName, newRequestId } from '../instance.ts';
 import { mayUse } from '../payments/orders.ts';
 import type { CallerScope } from '../session.ts';
 import { reason, said } from './reasons.ts';
-import { newRequestId, publishTimelineEvent, viewerOf } from './timeline.ts';
+import { publishTimelineEvent, viewerOf } from './timeline.ts';
 
 /**
  * Draws the swallowed click as a lane of its own, seen by the caller and the order's owner. False, and

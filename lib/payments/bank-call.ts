@@ -8,54 +8,53 @@ import 'server-only';
 //                 The bank is asked at once, under this attempt's own fence; a charge it has is the outcome
 //                 (docs/decisions/014-answers-in-doubt.md). No charge (yet): every claim is kept.
 import type { Answer, Attempt, Hold, ToBank, Verdict } from '../defences/defence.ts';
-import { reason, type TimelineReason } from '../lab/reasons.ts';
-import type { Faults } from '../lab/settings.ts';
+import { outcomeFromCharge } from '../defences/outcome.ts';
+import { decide, type Reason, reason } from '../telemetry/spans.ts';
 import {
   askBank,
   BankDeclinedError,
+  type BankFaults,
   BankFencedError,
   BankKeyInUseError,
   BankTimeoutError,
   BankUnavailableError,
   chargeCard,
 } from './bank.ts';
-import { outcomeFromCharge } from './outcome.ts';
 
 export type BankCall = {
   /** The innermost claim's fencing token, if any claim is held. */
   fence: Hold['fence'];
   /** The bank's key, from the defence that sends one. */
   toBank?: ToBank;
-  faults: Faults;
+  faults: BankFaults;
 };
 
 /** Calls the bank once. Never throws on the bank's behalf: every fault becomes a verdict. */
 export async function callBank(attempt: Attempt, call: BankCall): Promise<{ verdict: Verdict; answer: Answer }> {
-  const { orderNo, amountCents, lane, now } = attempt;
+  const { orderNo, amountCents, span, now } = attempt;
   const { fence, toBank, faults } = call;
-  if (faults.bankLatencyMs > 0) lane.flush(); // the lab shows this request waiting at a slow bank
   try {
     const request = { merchantRef: orderNo, amountCents, idempotencyKey: toBank?.idempotencyKey, fence: fence?.fence };
     const charge = await chargeCard(request, faults, now);
     const outcome = outcomeFromCharge(orderNo, charge);
     if (charge.replayed && toBank) {
-      lane.mark(toBank.keyedBy, 'stopped', reason('bankReplayed', { charge: charge.id }));
+      decide(span, toBank.keyedBy, 'stopped', reason('bankReplayed', { charge: charge.id }));
       return {
         verdict: { kind: 'settled', outcome, existing: true },
         answer: { kind: 'duplicate', outcome, answeredBy: toBank.keyedBy, existing: true },
       };
     }
-    lane.mark('bank', 'charged', reason('bankCharged', { charge: charge.id, fence: fence?.fence.token ?? 'none' }));
+    decide(span, 'bank', 'charged', reason('bankCharged', { charge: charge.id, fence: fence?.fence.token ?? 'none' }));
     return { verdict: { kind: 'settled', outcome, existing: false }, answer: { kind: 'completed', outcome } };
   } catch (error) {
     if (error instanceof BankDeclinedError) {
-      lane.mark('bank', 'declined', declineReason(error.reason));
+      decide(span, 'bank', 'declined', declineReason(error.reason));
       const outcome = { status: 'DECLINED' as const, orderNo, amountCents, reason: error.reason };
       return { verdict: { kind: 'settled', outcome, existing: false }, answer: { kind: 'completed', outcome } };
     }
     if (error instanceof BankUnavailableError) {
       // Failed before any money moved: release everything, so the customer may simply try again.
-      lane.mark('bank', 'failed', reason('bankFailed'));
+      decide(span, 'bank', 'failed', reason('bankFailed'));
       const answer = {
         kind: 'failed_retryable',
         reason: 'The bank could not be reached. Nothing was charged.',
@@ -64,7 +63,7 @@ export async function callBank(attempt: Attempt, call: BankCall): Promise<{ verd
     }
     if (error instanceof BankFencedError && fence) {
       // The bank refused a stale token: another attempt holds the claim now. Nothing moved by this one.
-      lane.mark('bank', 'fenced', reason('bankFenced', { fence: error.fence.token }));
+      decide(span, 'bank', 'fenced', reason('bankFenced', { fence: error.fence.token }));
       return { verdict: { kind: 'nothingMoved' }, answer: { kind: 'in_progress', answeredBy: fence.layer } };
     }
     return confirm(attempt, call, error);
@@ -77,9 +76,9 @@ async function confirm(
   call: BankCall,
   error: unknown,
 ): Promise<{ verdict: Verdict; answer: Answer }> {
-  const { orderNo, lane, now, at } = attempt;
+  const { orderNo, span, now, at } = attempt;
   const { fence, toBank } = call;
-  lane.mark(error instanceof BankKeyInUseError && toBank ? toBank.keyedBy : 'bank', 'unknown', unknownReason(error));
+  decide(span, error instanceof BankKeyInUseError && toBank ? toBank.keyedBy : 'bank', 'unknown', unknownReason(error));
   await at?.('pay.confirm');
   const confirmed =
     error instanceof BankTimeoutError && fence
@@ -89,21 +88,21 @@ async function confirm(
         )
       : undefined;
   if (!confirmed) {
-    lane.mark('bank', 'unknown', reason('bankNoChargeYet'));
+    decide(span, 'bank', 'unknown', reason('bankNoChargeYet'));
     return { verdict: { kind: 'unknown', since: now() }, answer: { kind: 'in_progress', answeredBy: 'bank' } };
   }
-  lane.mark('bank', 'confirmed', reason('bankConfirmed', { charge: confirmed.id }));
+  decide(span, 'bank', 'confirmed', reason('bankConfirmed', { charge: confirmed.id }));
   const outcome = outcomeFromCharge(orderNo, confirmed);
   return { verdict: { kind: 'settled', outcome, existing: false }, answer: { kind: 'completed', outcome } };
 }
 
 /** The bank's word for a declined card, as a reason (the simulated bank has one). */
-function declineReason(why: string): TimelineReason {
+function declineReason(why: string): Reason {
   return why === 'insufficient funds' ? reason('bankDeclinedFunds') : reason('bankDeclined', { reason: why });
 }
 
 /** Why the bank's answer is unknown: its error's message, in words the lab can translate. */
-function unknownReason(error: unknown): TimelineReason {
+function unknownReason(error: unknown): Reason {
   if (error instanceof BankTimeoutError) {
     return error.afterMs > 0 ? reason('bankTimeout', { ms: error.afterMs }) : reason('bankAnswerLost');
   }

@@ -15,15 +15,12 @@ import 'server-only';
 //     own. In production, the bank's idempotency key does this job (docs/decisions/012-fenced-recovery.md).
 import { randomBytes } from 'node:crypto';
 import { getDb } from '../db.ts';
+import type { Charge, Fence } from '../defences/fencing.ts';
+import { BANK_SETTLEMENT_WINDOW_MS } from '../defences/layers.ts';
 import { Prisma } from '../generated/prisma/client.ts';
-import { BANK_SETTLEMENT_WINDOW_MS, type Faults } from '../lab/settings.ts';
 
+export type { Charge, Fence };
 export { BANK_SETTLEMENT_WINDOW_MS };
-
-export type Charge = { id: string; amountCents: number; createdAt: Date };
-
-/** A fencing token: `token` is the generation of the claim named `lock`. */
-export type Fence = { lock: string; token: number };
 
 /** The card was refused: nothing was charged, and retrying the same card will not help. */
 export class BankDeclinedError extends Error {
@@ -72,7 +69,24 @@ export class BankKeyInUseError extends Error {
 /** How long the merchant waits for the bank before treating the outcome as unknown. */
 export const BANK_TIMEOUT_MS = 10_000;
 
-export type BankFaults = Pick<Faults, 'bankLatencyMs' | 'bankFailure' | 'bankTimeoutAfterCharge' | 'bankLateChargeMs'>;
+/** The simulated bank's fault points, as a test or the lab sets them for one order (none by default). */
+export type BankFaults = {
+  /** How long the bank takes to answer, after it has recorded the charge. */
+  bankLatencyMs: number;
+  /** The bank fails before charging: "decline" (final) or "error" (nothing moved, retry allowed). */
+  bankFailure: 'none' | 'decline' | 'error';
+  /** The bank records the charge, then the call times out: the merchant does not know the outcome. */
+  bankTimeoutAfterCharge: boolean;
+  /** The call times out before the bank charges, and the charge lands this many ms later (at most the window). */
+  bankLateChargeMs: number;
+};
+
+export const NO_BANK_FAULTS: BankFaults = {
+  bankLatencyMs: 0,
+  bankFailure: 'none',
+  bankTimeoutAfterCharge: false,
+  bankLateChargeMs: 0,
+};
 
 export type ChargeRequest = {
   merchantRef: string;

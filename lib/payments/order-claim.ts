@@ -11,11 +11,11 @@ import 'server-only';
 import { getDb } from '../db.ts';
 import type { OrderHold } from '../defences/defence.ts';
 import type { ClaimState } from '../defences/fencing.ts';
+import { outcomeFromOrder, type PaymentOutcome, parseOutcome } from '../defences/outcome.ts';
 import { statusesAllowing, targetOf } from '../defences/payment-transitions.ts';
 import { PAYMENT_PAID } from '../events/outbox.ts';
 import type { PaymentStatus } from '../generated/prisma/client.ts';
 import { Prisma } from '../generated/prisma/client.ts';
-import { outcomeFromOrder, type PaymentOutcome, parseOutcome } from './outcome.ts';
 
 type Tx = Prisma.TransactionClient;
 

@@ -2,16 +2,15 @@ import 'server-only';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { getDb } from '../db.ts';
+import { outcomeFromOrder, type PaymentOutcome } from '../defences/outcome.ts';
 import { claimRequestKey, completeRequestKey, releaseRequestKey, takeOverRequestKey } from '../defences/request-key.ts';
 import { env } from '../env.ts';
-import type { PaymentStatus } from '../generated/prisma/client.ts';
+import type { PaymentStatus, Prisma } from '../generated/prisma/client.ts';
 import { newAttemptId } from '../instance.ts';
-import type { LabSettingsPatch } from '../lab/settings.ts';
 import type { CallerScope } from '../session.ts';
 import { type Charge, listCharges } from './bank.ts';
 import { rememberOrderFacts } from './order-facts.ts';
 import { newOrderNo } from './order-no.ts';
-import { outcomeFromOrder, type PaymentOutcome } from './outcome.ts';
 
 export const DEFAULT_AMOUNT_CENTS = 4_200;
 
@@ -41,7 +40,11 @@ export function mayUse(order: OrderAccess, caller: CallerScope | undefined): boo
 const MAX_PAYERS = 20;
 export type OrderView = Omit<OrderSummary, 'checkoutUrl'> & { charges: Charge[] };
 
-export type NewOrder = { amountCents?: number; lab?: LabSettingsPatch };
+/**
+ * `lab`: settings of its own, as the lab validated them (the policy source reads them back, lib/lab/policy.ts);
+ * kept with the order as given.
+ */
+export type NewOrder = { amountCents?: number; lab?: Prisma.InputJsonObject };
 
 export async function createOrder(input: NewOrder, owner?: CallerScope): Promise<OrderSummary> {
   const joinCode = owner ? randomBytes(16).toString('base64url') : null;

@@ -17,21 +17,20 @@ import 'server-only';
 // attempt that stalled past its lease cannot charge after another took over. A claim found dead is taken
 // over and settled by asking the bank (reconcile.ts), never by guessing.
 import { getDb } from '../db.ts';
-import type { Answer, Attempt, Hold, ToBank } from '../defences/defence.ts';
+import type { Answer, Attempt, Claim, Defence, Hold, ToBank } from '../defences/defence.ts';
 import { defencesFor } from '../defences/defences-for.ts';
+import { LAYERS, type Layers } from '../defences/layers.ts';
+import type { RaceHook } from '../defences/race-points.ts';
 import { attemptKeyOf } from '../defences/request-key.ts';
 import { env } from '../env.ts';
-import { instanceName, newAttemptId } from '../instance.ts';
-import { reason, type TimelineReason } from '../lab/reasons.ts';
-import { type Faults, LAYERS, type LabSettings, type Layers } from '../lab/settings.ts';
-import { getLabSettings, getLabSettingsFor, settingsForOrder } from '../lab/settings-store.ts';
-import { type Lane, startLane, viewerOf } from '../lab/timeline.ts';
-import type { TimelineEvent } from '../lab/timeline-event.ts';
+import { instanceName, newAttemptId, newRequestId } from '../instance.ts';
 import type { CallerScope } from '../session.ts';
+import { ATTR, decide, hashCaller, type Reason, reason, type Span, startSpan } from '../telemetry/spans.ts';
+import type { BankFaults } from './bank.ts';
 import { callBank } from './bank-call.ts';
 import { recallOrderFacts } from './order-facts.ts';
 import { mayUse } from './orders.ts';
-import type { RaceHook } from './race-points.ts';
+import { type PaymentPolicy, policySource } from './policy.ts';
 import { askBankAfterTakeover, reconcileOrder } from './reconcile.ts';
 
 export type { Answerer } from '../defences/defence.ts';
@@ -62,74 +61,70 @@ export type PayResult = { requestId: string } & Answer;
 export type PayOptions = {
   /** How long layer 2 keeps a final outcome (and a claim, for a retry to find). */
   resultTtlSeconds: number;
-  /** The lab's "crash after charge" fault: by default the process dies on the spot (SIGKILL). */
-  crash: () => never;
-  publish?: (events: TimelineEvent[]) => void;
   /** The clock leases and the bank's statement are judged by (the race explorer's is virtual). */
   now: () => number;
   /** Tests only: waits at the pipeline's named points (the race explorer's scheduler). */
   at?: RaceHook;
-  /** Tests only: this attempt's own faults, over the order's (one attempt crashes, its retry does not). */
-  faults?: Partial<Faults>;
+  /** Tests only: this attempt's own bank faults, over the order's (one attempt's bank times out, not its retry's). */
+  bankFaults?: Partial<BankFaults>;
   /** Tests only: new attempt ids (the race explorer's carry the life of the process it simulates). */
   attemptIds?: () => string;
 };
 
 export function defaultPayOptions(): PayOptions {
-  return {
-    resultTtlSeconds: env().REQUEST_KEY_RESULT_TTL_SECONDS,
-    crash: () => {
-      process.kill(process.pid, 'SIGKILL');
-      throw new Error('unreachable: the process was killed');
-    },
-    now: Date.now,
-  };
+  return { resultTtlSeconds: env().REQUEST_KEY_RESULT_TTL_SECONDS, now: Date.now };
 }
 
 export async function pay(request: PayRequest, options: PayOptions = defaultPayOptions()): Promise<PayResult> {
-  const lane = startLane(
-    {
-      orderNo: request.orderNo,
-      channel: request.channel,
-      instance: instanceName(),
-      viewers: [viewerOf(request.caller)],
+  const requestId = request.requestId ?? newRequestId();
+  const span = startSpan('payment', {
+    attributes: {
+      [ATTR.orderNo]: request.orderNo,
+      [ATTR.channel]: request.channel,
+      [ATTR.requestId]: requestId,
+      [ATTR.instance]: instanceName(),
+      [ATTR.caller]: hashCaller(request.caller),
     },
-    options.publish,
-    request.requestId,
-  );
-  const answer = await payOnce(request, options, lane);
-  lane.mark('outcome', answer.kind, summarize(answer));
-  lane.flush();
-  return { requestId: lane.requestId, ...answer };
+  });
+  try {
+    const answer = await payOnce(request, options, span);
+    decide(span, 'outcome', answer.kind, summarize(answer));
+    span.setAttribute(ATTR.outcome, answer.kind);
+    if ('outcome' in answer) span.setAttribute(ATTR.status, answer.outcome.status);
+    return { requestId, ...answer };
+  } finally {
+    span.end();
+  }
 }
 
 /** The article's pipeline, for one attempt: the defences in order, the bank once, the verdict to every claim. */
-async function payOnce(request: PayRequest, options: PayOptions, lane: Lane): Promise<Answer> {
+async function payOnce(request: PayRequest, options: PayOptions, span: Span): Promise<Answer> {
   // 0. The order (only its owner, and the sessions it let in, may pay it: anyone else is told it does not
-  //    exist), and the lab settings that apply to it: its owner's lab, or the global one; its own win.
-  const order = await orderFor(request, lane);
+  //    exist), and the policy it runs under (the lab's choice of defences and faults, when the lab is on).
+  const order = await orderFor(request, span);
   if (!order) return { kind: 'order_not_found' };
-  const { layers } = order.settings;
+  const { layers } = order.policy;
   const received = { channel: request.channel, cents: order.amountCents, defences: defencesOn(layers) };
-  lane.mark('request', 'received', reason('received', received));
-  const attempt = attemptOf(request, order, options, lane);
+  decide(span, 'request', 'received', reason('received', received));
+  const attempt = attemptOf(request, order, options, span);
 
   // 1-5. The defences, in the article's order. A duplicate is answered by the first one that stops it.
   const claimed = await claimInOrder(defencesFor(layers, attempt), attempt);
   if (claimed.kind === 'stopped') return claimed.answer;
   const { holds, toBank } = claimed;
 
-  // Between the claims and the bank: the lab's pause or crash, and the claims checked again after a pause.
-  const faults = { ...order.settings.faults, ...options.faults };
-  const lost = await stillHeld(holds, attempt, faults, options.crash);
+  // Between the claims and the bank: whatever the fault point holds (a pause, a crash), and the claims
+  // checked again if the attempt was away for half its lease.
+  const lost = await stillHeld(holds, attempt, order.policy);
   if (lost) return unwind(holds, lost);
   await options.at?.('pay.bank');
 
   // 5 + 6. The bank, once, under the innermost claim's fencing token.
   const fence = holds.findLast((hold) => hold.fence)?.fence;
+  const faults = { ...order.policy.bank, ...options.bankFaults };
   const { verdict, answer } = await callBank(attempt, { fence, toBank, faults });
-  // The lab's "crash after charge": the process dies here, having charged the card and recorded nothing.
-  if (verdict.kind === 'settled' && faults.crashAfterCharge) options.crash();
+  // The point after a charge: the lab's "crash after charge" dies here, having charged and recorded nothing.
+  if (verdict.kind === 'settled') await order.policy.faults('pay.afterCharge', faultContext(attempt, holds));
 
   // 7. Every claim hears the verdict, the innermost first (the database before the key). A failure to
   //    record happens after the money moved: nothing is released; the reconciler settles from the bank.
@@ -137,19 +132,19 @@ async function payOnce(request: PayRequest, options: PayOptions, lane: Lane): Pr
   return answer;
 }
 
-type OrderToPay = { amountCents: number; owner: string | null; settings: LabSettings };
+type OrderToPay = { amountCents: number; owner: string | null; policy: PaymentPolicy };
 
-/** The order, if this caller may pay it, with the lab settings it runs under. */
-async function orderFor({ orderNo, caller }: PayRequest, lane: Lane): Promise<OrderToPay | undefined> {
+/** The order, if this caller may pay it, with the policy it runs under. */
+async function orderFor({ orderNo, caller }: PayRequest, span: Span): Promise<OrderToPay | undefined> {
   // Its facts (amount, owner) from Redis, kept there when it was created with no settings of its own: the
   // database's first statement is then the claim. Without them, or for a caller other than its owner, the row.
-  const [facts, globalSettings] = await Promise.all([recallOrderFacts(orderNo), getLabSettings()]);
+  const facts = await recallOrderFacts(orderNo);
   const known = facts && (facts.owner === null || facts.owner === caller) ? { ...facts, lab: null } : undefined;
   const order = known ?? (await readOrder(orderNo));
   if (!order || !mayUse({ payers: [], ...order }, caller)) return undefined;
-  if (order.owner) lane.showTo(order.owner);
-  const ownersLab = order.owner?.startsWith('s.') ? await getLabSettingsFor(order.owner) : globalSettings;
-  return { amountCents: order.amountCents, owner: order.owner, settings: settingsForOrder(ownersLab, order.lab) };
+  if (order.owner) span.setAttribute(ATTR.owner, hashCaller(order.owner));
+  const policy = await policySource().forOrder({ orderNo, owner: order.owner, lab: order.lab });
+  return { amountCents: order.amountCents, owner: order.owner, policy };
 }
 
 async function readOrder(orderNo: string) {
@@ -161,12 +156,12 @@ async function readOrder(orderNo: string) {
 }
 
 /** One attempt, as every defence sees it: the request, its layer 2 key, and the recovery path they may call. */
-function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, lane: Lane): Attempt {
+function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, span: Span): Attempt {
   const { orderNo, caller } = request;
-  const { now, at, publish, attemptIds = newAttemptId } = options;
-  const leaseMs = order.settings.claims.leaseMs;
+  const { now, at, attemptIds = newAttemptId } = options;
+  const { leaseMs } = order.policy;
   // Layer 2's key, as the lab's key strategy makes it (the article's first detail: only `business` holds).
-  const key = attemptKeyOf(caller, order.settings.keys.strategy, {
+  const key = attemptKeyOf(caller, order.policy.keyStrategy, {
     orderNo,
     idempotencyKey: request.idempotencyKey,
     params: request.params ?? { orderNo },
@@ -187,9 +182,9 @@ function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, 
     resultTtlSeconds: options.resultTtlSeconds,
     now,
     at,
-    lane,
+    span,
     recovery: {
-      reconcile: (payer) => reconcileOrder(orderNo, { leaseMs, payer, now, at, publish, attemptIds }),
+      reconcile: (payer) => reconcileOrder(orderNo, { leaseMs, payer, now, at, attemptIds, parent: span }),
       askBankAfterTakeover: (query, seen) => askBankAfterTakeover(query, seen, { now, at }),
     },
   };
@@ -202,11 +197,11 @@ type Claimed = { kind: 'stopped'; answer: Answer } | { kind: 'holding'; holds: H
  * that answer (a duplicate's outcome completes them; anything else gives them back). A defence that fails
  * (the database is down) gives back what was held before it, then the error goes on: nothing has moved yet.
  */
-async function claimInOrder(defences: ReturnType<typeof defencesFor>, attempt: Attempt): Promise<Claimed> {
+async function claimInOrder(defences: Defence[], attempt: Attempt): Promise<Claimed> {
   const holds: Hold[] = [];
   let toBank: ToBank | undefined;
   for (const defence of defences) {
-    const claim = await defence.claim(attempt).catch(async (error: unknown) => {
+    const claim = await claimTraced(defence, attempt).catch(async (error: unknown) => {
       await unwind(holds, { kind: 'failed_retryable', reason: 'a defence failed before the bank' }).catch(() => {});
       throw error;
     });
@@ -217,6 +212,38 @@ async function claimInOrder(defences: ReturnType<typeof defencesFor>, attempt: A
   return { kind: 'holding', holds, toBank };
 }
 
+/**
+ * One defence's claim in a span of its own, a child of the payment's: the defence records its decisions
+ * there. The span ends when the defence has nothing more to say: at once if it stopped or passed the
+ * attempt, else once its claim has heard the attempt's end (completed, released or kept).
+ */
+async function claimTraced(defence: Defence, attempt: Attempt): Promise<Claim> {
+  const name = defence.layer ?? defence.name;
+  const span = startSpan(`defence ${name}`, { attributes: { [ATTR.layer]: name } }, attempt.span);
+  try {
+    const claim = await defence.claim({ ...attempt, span });
+    if (claim.kind !== 'held') {
+      span.end();
+      return claim;
+    }
+    const { hold } = claim;
+    const ending = <T>(work: Promise<T>) => work.finally(() => span.end());
+    return {
+      kind: 'held',
+      hold: {
+        fence: hold.fence,
+        tookOver: hold.tookOver,
+        renew: (now) => hold.renew(now),
+        stopped: (answer) => ending(hold.stopped(answer)),
+        settle: (verdict) => ending(hold.settle(verdict)),
+      },
+    };
+  } catch (error) {
+    span.end();
+    throw error;
+  }
+}
+
 /** This attempt stops before the bank with `answer`: every claim it holds hears it, the innermost first. */
 async function unwind(holds: Hold[], answer: Answer): Promise<Answer> {
   let said = answer;
@@ -225,28 +252,17 @@ async function unwind(holds: Hold[], answer: Answer): Promise<Answer> {
 }
 
 /**
- * The lab's faults between the claims and the bank: a pause (a GC pause, an overloaded host), or a crash.
- * An attempt that paused for half its lease renews its claims, and stops if it lost one (it was taken over):
- * the answer it then gives. A fresh one cannot have lost them. Either way the bank checks the token: this is
- * only early. The pause strikes an attempt that claimed the order, not one recovering a stalled attempt's.
+ * Between the claims and the bank, the fault point (a pause: a GC pause, an overloaded host; or a crash).
+ * An attempt that was away for half its lease renews its claims, and stops if it lost one (it was taken
+ * over): the answer it then gives. A fresh one cannot have lost them. Either way the bank checks the token:
+ * this is only early.
  */
-async function stillHeld(
-  holds: Hold[],
-  attempt: Attempt,
-  faults: Faults,
-  crash: () => never,
-): Promise<Answer | undefined> {
-  const { lane, now, leaseMs } = attempt;
+async function stillHeld(holds: Hold[], attempt: Attempt, policy: PaymentPolicy): Promise<Answer | undefined> {
+  const { now, leaseMs } = attempt;
   const claimedAt = now();
-  const stallMs = holds.some((hold) => hold.tookOver) ? 0 : faults.stallBeforeBankMs;
-  if (stallMs > 0) {
-    lane.mark('request', 'stalled', reason('stalled', { stallMs, leaseMs }));
-    lane.flush();
-    await new Promise((resolve) => setTimeout(resolve, stallMs));
-  }
-  if (faults.crashBeforeCharge) crash();
+  await policy.faults('pay.beforeBank', faultContext(attempt, holds));
   await attempt.at?.('pay.beforeBank');
-  if (now() - claimedAt <= leaseMs / 2 && stallMs === 0) return undefined;
+  if (now() - claimedAt <= leaseMs / 2) return undefined;
   const renewedAt = now();
   for (const hold of [...holds].reverse()) {
     const lost = await hold.renew(renewedAt);
@@ -255,13 +271,18 @@ async function stillHeld(
   return undefined;
 }
 
+function faultContext(attempt: Attempt, holds: Hold[]) {
+  const { orderNo, span, leaseMs } = attempt;
+  return { orderNo, span, leaseMs, tookOver: holds.some((hold) => hold.tookOver) };
+}
+
 /** The switches a request ran under, as the room's view counts them ("defences on: 0 1 2 3 4 5"): "0 1 2", "none". */
 function defencesOn(layers: Layers): string {
   const on = (['pendingUi', ...LAYERS] as const).flatMap((layer, number) => (layers[layer] ? [number] : []));
   return on.length > 0 ? on.join(' ') : 'none';
 }
 
-function summarize(result: Answer): TimelineReason {
+function summarize(result: Answer): Reason {
   switch (result.kind) {
     case 'completed':
       return reason('outcomeCompleted', { status: result.outcome.status });

@@ -12,14 +12,23 @@ import { getDb } from '../db.ts';
 import { orderLock } from '../defences/database-claim.ts';
 import type { Reconciled } from '../defences/defence.ts';
 import { type AfterBank, type ClaimState, judgeBankAnswer, judgeClaim } from '../defences/fencing.ts';
+import { outcomeFromCharge } from '../defences/outcome.ts';
+import type { RaceHook } from '../defences/race-points.ts';
 import { Prisma } from '../generated/prisma/client.ts';
-import { bootPrefix, instanceName, newAttemptId } from '../instance.ts';
-import { reason, type TimelineReason } from '../lab/reasons.ts';
-import { getLabSettings, getLabSettingsFor, settingsForOrder } from '../lab/settings-store.ts';
-import { startLane, viewerOf } from '../lab/timeline.ts';
-import type { TimelineEvent } from '../lab/timeline-event.ts';
+import { bootPrefix, instanceName, newAttemptId, newRequestId } from '../instance.ts';
+import {
+  ATTR,
+  type Decision,
+  decide,
+  hashCaller,
+  type Reason,
+  reason,
+  type Span,
+  startSpan,
+} from '../telemetry/spans.ts';
 import { askBank, BANK_SETTLEMENT_WINDOW_MS, type Charge, type Fence, settlementReport } from './bank.ts';
 import {
+  type ClaimView,
   claimOf,
   completeStaleRow,
   leaveClaimInDoubt,
@@ -30,8 +39,7 @@ import {
   settleClaim,
   takeOverClaim,
 } from './order-claim.ts';
-import { outcomeFromCharge } from './outcome.ts';
-import type { RaceHook } from './race-points.ts';
+import { policySource } from './policy.ts';
 
 export type { Reconciled } from '../defences/defence.ts';
 
@@ -53,7 +61,8 @@ export type ReconcileOptions = {
   payer?: { attemptId: string; bankKey: boolean };
   now?: () => number;
   at?: RaceHook;
-  publish?: (events: TimelineEvent[]) => void;
+  /** The span of the payment that called it, if one did (its trace then shows the reconciler's work). */
+  parent?: Span;
   /** New attempt ids, for a reconciler's takeover (newAttemptId by default). */
   attemptIds?: () => string;
 };
@@ -75,21 +84,45 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
   const claim = claimOf(view);
   if (!claim) return { kind: 'idle' };
   const leaseMs =
-    (options.leaseMs ?? settingsForOrder(await getLabSettingsFor(view.owner), view.lab).claims.leaseMs) *
+    (options.leaseMs ?? (await policySource().forOrder({ orderNo, owner: view.owner, lab: view.lab })).leaseMs) *
     (options.patience ?? 1);
   const liveness = judgeClaim(claim, { now: now(), leaseMs, deadAttempt: options.deadAttempt });
   if (liveness.kind === 'live') return { kind: 'running' };
 
-  // 1. Take the dead claim over: only if it is still the claim judged dead.
-  const lane = startLane(
-    { orderNo, channel: 'reconciler', instance: instanceName(), viewers: view.owner ? [viewerOf(view.owner)] : [] },
-    options.publish,
+  const span = startSpan(
+    'reconcile',
+    {
+      attributes: {
+        [ATTR.orderNo]: orderNo,
+        [ATTR.channel]: 'reconciler',
+        [ATTR.requestId]: newRequestId(),
+        [ATTR.instance]: instanceName(),
+        ...(view.owner ? { [ATTR.owner]: hashCaller(view.owner) } : {}),
+      },
+    },
+    options.parent,
   );
-  const done = (result: Reconciled, decision: string, why: TimelineReason): Reconciled => {
-    lane.mark('reconcile', decision, why);
-    lane.flush();
+  try {
+    return await takeOverAndSettle(view, claim, options, span);
+  } finally {
+    span.end();
+  }
+}
+
+/** Steps 1-3 for a claim judged dead, each decision recorded on the reconciler's span. */
+async function takeOverAndSettle(
+  view: ClaimView,
+  claim: ClaimState,
+  options: ReconcileOptions,
+  span: Span,
+): Promise<Reconciled> {
+  const { orderNo } = view;
+  const now = options.now ?? Date.now;
+  const done = (result: Reconciled, decision: Decision, why: Reason): Reconciled => {
+    decide(span, 'reconcile', decision, why);
     return result;
   };
+  // 1. Take the dead claim over: only if it is still the claim judged dead.
   await options.at?.('reconcile.takeOver');
   const taker = options.payer?.attemptId ?? (options.attemptIds ?? newAttemptId)();
   const hold = await takeOverClaim(view, taker, new Date(now()));
@@ -97,7 +130,8 @@ export async function reconcileOrder(orderNo: string, options: ReconcileOptions 
     const again = await readClaim(orderNo);
     return again?.recorded ? { kind: 'settled', outcome: again.recorded } : { kind: 'running' };
   }
-  lane.mark(
+  decide(
+    span,
     'reconcile',
     'takeover',
     reason('reconcileTakeover', {
@@ -207,7 +241,7 @@ export async function reconcileStalePayments(options: SweepOptions = {}): Promis
   const patience = 2;
   await options.at?.('sweep.scan');
   const at = new Date(now());
-  const globalLease = (await getLabSettings()).claims.leaseMs;
+  const globalLease = await policySource().leaseMs();
   const leaseOf = (lab: Prisma.Sql) =>
     Prisma.sql`(CASE WHEN (${lab}->'claims'->>'leaseMs') ~ '^[0-9]{1,9}$' THEN (${lab}->'claims'->>'leaseMs')::int
       ELSE ${globalLease}::int END) * ${patience}::int * interval '1 millisecond'`;

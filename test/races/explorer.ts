@@ -5,8 +5,8 @@
 // After the schedule, time passes and the sweep settles; the invariants (world.ts) are checked, then the
 // customer retries once more with the first key, and they are checked again.
 import fc from 'fast-check';
+import { RACE_POINTS, type RacePoint } from '../../lib/defences/race-points.ts';
 import type { PayResult } from '../../lib/payments/pay.ts';
-import { RACE_POINTS, type RacePoint } from '../../lib/payments/race-points.ts';
 import { recordCoverage } from './coverage.ts';
 import {
   type ActorPlan,

@@ -1,5 +1,5 @@
 // The race explorer's scheduler: actors (payment attempts, reconcilers, the sweep, the clock) run one at a
-// time, and between two named points (lib/payments/race-points.ts) an actor runs alone. At each point the
+// time, and between two named points (lib/defences/race-points.ts) an actor runs alone. At each point the
 // actor stops, and the scheduler decides who runs next: from a list of choices (random schedules, which
 // fast-check generates and shrinks), from a script (the regression schedules), or from a model's trace
 // (test/races/conformance.ts). One list of decisions is one interleaving, replayed exactly. No sleeps.

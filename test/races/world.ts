@@ -7,15 +7,15 @@
 // exactly. Each world touches only its own order, its own caller's keys and its own lab settings, so many
 // worlds run side by side on one database.
 import { getDb } from '../../lib/db.ts';
+import { parseOutcome } from '../../lib/defences/outcome.ts';
+import type { RaceHook, RacePoint } from '../../lib/defences/race-points.ts';
 import { attemptKeyOf } from '../../lib/defences/request-key.ts';
 import { decodeRecord } from '../../lib/defences/request-key-record.ts';
 import { sendReceipt } from '../../lib/events/receipts.ts';
 import { bootPrefix, instanceName } from '../../lib/instance.ts';
 import { ALL_LAYERS_OFF, BANK_SETTLEMENT_WINDOW_MS, type Faults } from '../../lib/lab/settings.ts';
 import { createOrder } from '../../lib/payments/orders.ts';
-import { parseOutcome } from '../../lib/payments/outcome.ts';
 import { defaultPayOptions, type PayResult, pay } from '../../lib/payments/pay.ts';
-import type { RaceHook, RacePoint } from '../../lib/payments/race-points.ts';
 import { reconcileOrder, reconcileStalePayments } from '../../lib/payments/reconcile.ts';
 import { runHousekeeping } from '../../lib/payments/retention.ts';
 import { getRedis } from '../../lib/redis.ts';
@@ -149,12 +149,8 @@ export class RaceWorld {
         ...defaultPayOptions(),
         now: this.now,
         at,
-        faults: BANK[bank],
+        bankFaults: BANK[bank],
         attemptIds: this.attemptIds,
-        publish: () => {},
-        crash: () => {
-          throw new Error('a lab crash fault: the explorer crashes actors at points instead');
-        },
       },
     );
   }
@@ -171,7 +167,6 @@ export class RaceWorld {
             leaseMs: LEASE_MS,
             now: this.now,
             at: hook,
-            publish: () => {},
             attemptIds: this.attemptIds,
           });
         case 'sweep':

@@ -8,7 +8,7 @@ import { paymentResponse } from '@/lib/http/payment-response';
 import { problem, say, withProblems } from '@/lib/http/problem';
 import { limitRate } from '@/lib/http/rate-limit';
 import { refuseCrossSite } from '@/lib/http/same-origin';
-import { newRequestId } from '@/lib/lab/timeline';
+import { newRequestId } from '@/lib/instance';
 import { pay } from '@/lib/payments/pay';
 
 /**

@@ -1,0 +1,32 @@
+// The defences' vocabulary, pure: the five layers in the article's order (and layer 0, the browser's pending
+// state), the switches that turn them on, and what layer 2's key may be made of. The lab's settings, the
+// pipeline and every screen name the layers with these.
+
+/** Layers 1-5: the one-time token, the request key, the state machine, the unique constraint, the bank's key. */
+export const LAYERS = ['token', 'requestKey', 'stateMachine', 'uniqueConstraint', 'bankKey'] as const;
+export type Layer = (typeof LAYERS)[number];
+
+/** Which layers are on; `pendingUi` is layer 0, the Pay button disabled while a payment is in flight. */
+export type Layers = Record<'pendingUi' | Layer, boolean>;
+
+/**
+ * What layer 2's key is made of (the article's first detail). Only `business` is right: the key names the
+ * intent and stays the same across its retries. The other two are the common mistakes, there to be watched.
+ */
+export const KEY_STRATEGIES = ['business', 'paramHash', 'perSubmit'] as const;
+export type KeyStrategy = (typeof KEY_STRATEGIES)[number];
+
+/** Every layer on: what a checkout without the lab runs. */
+export const ALL_LAYERS_ON: Layers = {
+  pendingUi: true,
+  token: true,
+  requestKey: true,
+  stateMachine: true,
+  uniqueConstraint: true,
+  bankKey: true,
+};
+
+/** The bank guarantees that a charge it accepted lands within this long, or never (lib/payments/bank.ts). */
+export const BANK_SETTLEMENT_WINDOW_MS = 10_000;
+/** How long a claim lives unrenewed, unless the lab (or REQUEST_KEY_LEASE_MS) says otherwise. */
+export const DEFAULT_LEASE_MS = 30_000;

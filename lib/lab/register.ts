@@ -1,0 +1,75 @@
+import 'server-only';
+// The lab attaches itself to the business code, which knows nothing of it: it becomes the payments' policy
+// source (which defences run, the faults), it reads the spans (the timeline's lanes), and it watches the
+// Redis server (a failover or restart on the timeline). An OTLP exporter, when OTEL_EXPORTER_OTLP_ENDPOINT
+// is set, gets the same spans, the lab on or off. Called once per process: Next.js's register()
+// (instrumentation.ts), the worker, a test's setup.
+import { context, ProxyTracerProvider, type TracerProvider, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, TracerProvider as SdkTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { type Env, env } from '../env.ts';
+import { setPolicySource } from '../payments/policy.ts';
+import { watchRedisServer } from '../redis.ts';
+import { TRACER_NAME } from '../telemetry/spans.ts';
+import { type Crash, killThisProcess, labPolicySource } from './policy.ts';
+import { watchPrimary } from './redis-failover.ts';
+import { TimelineSpanProcessor } from './timeline-spans.ts';
+
+type Registered = { provider?: SdkTracerProvider };
+const registry = globalThis as unknown as { payOnceLab?: Registered };
+
+type Config = Pick<Env, 'LAB_ENABLED' | 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_SERVICE_NAME'>;
+
+/**
+ * Attaches the lab (when LAB_ENABLED) and the OTLP exporter (when configured) to this process. Once.
+ * `config`: the configuration to read instead of env()'s (a test's setup, which must not fix env() early).
+ */
+export function registerLab(options: { crash?: Crash; config?: Config } = {}): void {
+  if (registry.payOnceLab) return;
+  const { LAB_ENABLED, OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_SERVICE_NAME } = options.config ?? env();
+  const processors: SpanProcessor[] = [];
+  if (LAB_ENABLED) processors.push(new TimelineSpanProcessor());
+  if (otlp)
+    processors.push(
+      new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: new URL('v1/traces', withSlash(otlp)).href }) }),
+    );
+  const provider =
+    processors.length > 0
+      ? new SdkTracerProvider({
+          spanProcessors: processors,
+          resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: OTEL_SERVICE_NAME }),
+        })
+      : undefined;
+  registry.payOnceLab = { provider };
+  if (provider) {
+    // With a collector, every span (Next.js's for the routes too) joins its request's trace: the active
+    // span follows the request through async calls. The lab alone needs only this code's spans.
+    if (otlp) context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    trace.setGlobalTracerProvider(otlp ? provider : onlyOurs(provider));
+  }
+  if (!LAB_ENABLED) return;
+  const flush = () => flushLab();
+  setPolicySource(labPolicySource(options.crash ?? killThisProcess, flush));
+  watchRedisServer(watchPrimary);
+}
+
+/** Publishes every span the lab has not yet published (before a crash fault kills the process). */
+export async function flushLab(): Promise<void> {
+  await registry.payOnceLab?.provider?.forceFlush();
+}
+
+/** Only this code's tracer records: Next.js's spans stay no-ops (nobody would read them), at no cost. */
+function onlyOurs(provider: SdkTracerProvider): TracerProvider {
+  const none = new ProxyTracerProvider(); // with no delegate: the API's no-op tracer
+  return {
+    getTracer: (name, version, options) =>
+      name === TRACER_NAME ? provider.getTracer(name, version, options) : none.getTracer(name, version, options),
+  };
+}
+
+function withSlash(url: string): string {
+  return url.endsWith('/') ? url : `${url}/`;
+}

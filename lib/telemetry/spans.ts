@@ -1,0 +1,86 @@
+// What the business code tells about a payment, through OpenTelemetry's API alone: a span for each payment
+// and each defence, and a span event for each decision (stopped, passed, held, taken over, fenced, lost,
+// released, kept). With nothing registered the API is a no-op and nothing here costs more than a call. Who
+// listens is not this code's business: the lab registers a processor that turns the spans into its
+// timeline's lanes (lib/lab/timeline-spans.ts), and OTEL_EXPORTER_OTLP_ENDPOINT sends the same spans to any
+// OTLP collector (Jaeger, Tempo). Pure of I/O: the attribute names and the small helpers that write them.
+import { createHash } from 'node:crypto';
+import { type Attributes, context, type Span, type SpanOptions, trace } from '@opentelemetry/api';
+import { ATTR_REASON, type Decision, type Reason, type ReasonKey, type Step } from './decisions.ts';
+
+export { reason } from './decisions.ts';
+export type { Decision, Reason, ReasonKey, Span, Step };
+
+/** The name of this code's tracer: a processor that reads only the business code's spans looks for it. */
+export const TRACER_NAME = 'pay-once';
+
+export const tracer = trace.getTracer(TRACER_NAME);
+
+/** The attributes this code writes (its own namespace; HTTP's are the semantic conventions, on the routes). */
+export const ATTR = {
+  /** The order a span is about. */
+  orderNo: 'payonce.order_no',
+  /** How the request came: browser, api, reconciler, worker. */
+  channel: 'payonce.channel',
+  /** The request's id (its X-Request-Id): a lane of the lab's timeline starts at a span that has one. */
+  requestId: 'payonce.request_id',
+  /** The app instance that ran it (INSTANCE_NAME). */
+  instance: 'payonce.instance',
+  /** The caller, hashed (a session id or X-Client-Id is never written). */
+  caller: 'payonce.caller',
+  /** The order's owner, hashed. */
+  owner: 'payonce.order.owner',
+  /** The defence a span is, or the layer a step names. */
+  layer: 'payonce.layer',
+  /** The step a decision was taken at: a layer, or request, bank, reconcile, outcome, receipt. */
+  step: 'payonce.step',
+  /** Why, as a message key of messages/<locale>/timeline.json; its values as `payonce.reason.<name>`. */
+  reason: ATTR_REASON,
+  /** The fencing token a claim holds. */
+  fence: 'payonce.fence',
+  /** What the request was answered (the Answer's kind), and the payment's status when there is one. */
+  outcome: 'payonce.outcome',
+  status: 'payonce.payment.status',
+} as const;
+
+/** Records a decision on `span`: an event named after it, with the step and the reason as attributes. */
+export function decide(span: Span, step: Step, decision: Decision, why?: Reason): void {
+  if (!span.isRecording()) return;
+  const attributes: Attributes = { [ATTR.step]: step };
+  if (why) {
+    attributes[ATTR.reason] = why.key;
+    if (why.values)
+      for (const [name, value] of Object.entries(why.values)) attributes[`${ATTR.reason}.${name}`] = value;
+  }
+  span.addEvent(decision, attributes);
+}
+
+/** The reason an event carries, read back from its attributes (the lab's processor, a test's receiver). */
+export function reasonOf(attributes: Attributes | undefined): Reason | undefined {
+  const key = attributes?.[ATTR.reason];
+  if (typeof key !== 'string') return undefined;
+  const prefix = `${ATTR.reason}.`;
+  const values: Record<string, string> = {};
+  for (const [name, value] of Object.entries(attributes ?? {}))
+    if (name.startsWith(prefix) && value !== undefined) values[name.slice(prefix.length)] = String(value);
+  return Object.keys(values).length > 0 ? { key: key as ReasonKey, values } : { key: key as ReasonKey };
+}
+
+/** A span that is a child of `parent` (or of whatever span is active: the route's, when Next.js traces it). */
+export function startSpan(name: string, options: SpanOptions, parent?: Span): Span {
+  const parentContext = parent ? trace.setSpan(context.active(), parent) : context.active();
+  return tracer.startSpan(name, options, parentContext);
+}
+
+/** A caller as a span names it: a short hash, so no trace and no screen ever shows anyone's session id. */
+export function hashCaller(scope: string): string {
+  let hashed = hashes.get(scope);
+  if (hashed === undefined) {
+    hashed = createHash('sha256').update(scope).digest('base64url').slice(0, 12);
+    // A caller pays many times (an API client, a session): its hash is kept, for up to 10,000 callers.
+    if (hashes.size >= 10_000) hashes.clear();
+    hashes.set(scope, hashed);
+  }
+  return hashed;
+}
+const hashes = new Map<string, string>();
