@@ -46,33 +46,7 @@ export function Timeline({
     setEvents((current) => [...current, ...fresh].slice(-3000));
   });
 
-  const { lanes, offsets, lanesPerOrder, clustered } = useMemo(() => {
-    const byRequest = new Map<string, LaneView>();
-    for (const event of events) {
-      const lane = byRequest.get(event.requestId);
-      if (lane) lane.events.push(event);
-      else byRequest.set(event.requestId, { requestId: event.requestId, first: event, events: [event] });
-    }
-    const all = [...byRequest.values()];
-    // How many lanes each order has: the first of several says "first", a lone one needs no offset.
-    const perOrder = new Map<string, number>();
-    for (const lane of all) perOrder.set(lane.first.orderNo, (perOrder.get(lane.first.orderNo) ?? 0) + 1);
-    const wanted = filter.trim().toLowerCase();
-    return {
-      lanes: all
-        // A change of Redis server concerns every order: it stays among one order's lanes too.
-        .filter(
-          (lane) => !wanted || lane.first.orderNo.toLowerCase().includes(wanted) || lane.first.channel === 'redis',
-        )
-        .reverse()
-        .slice(0, LANES_SHOWN),
-      offsets: offsetsByOrder(all.map((lane) => lane.first)),
-      lanesPerOrder: perOrder,
-      // Which instance handled a request matters when there are several (npm run demo:cluster).
-      clustered:
-        new Set(all.filter((lane) => lane.first.channel !== 'worker').map((lane) => lane.first.instance)).size > 1,
-    };
-  }, [events, filter]);
+  const { lanes, offsets, lanesPerOrder, clustered } = useMemo(() => groupLanes(events, filter), [events, filter]);
 
   // An attendee clears their own view; the presenter empties the timeline for the room.
   const clear = async () => {
@@ -82,31 +56,7 @@ export function Timeline({
 
   return (
     <section className={`${styles.panel} ${styles.timeline}`} aria-labelledby="timeline-title">
-      <div className={styles.timelineHead}>
-        <h2 id="timeline-title">{t('title')}</h2>
-        <div className={styles.filter}>
-          <label htmlFor="order-filter">{t('order')}</label>
-          <input
-            id="order-filter"
-            type="search"
-            value={filter}
-            placeholder="ord_…"
-            onChange={(event) => setFilter(event.target.value)}
-          />
-          <button
-            type="button"
-            className="button secondary"
-            onClick={() => setFilter('')}
-            disabled={filter === ''}
-            title={t('clearFilterTitle')}
-          >
-            {t('clearFilter')}
-          </button>
-          <button type="button" className="button secondary" onClick={clear}>
-            {t('clearTimeline')}
-          </button>
-        </div>
-      </div>
+      <TimelineHead filter={filter} onFilter={setFilter} onClear={clear} />
       <div className={styles.laneScroll}>
         {lanes.length === 0 ? (
           <p className={styles.empty}>{filter ? t('noneForOrder', { order: filter }) : t('none')}</p>
@@ -125,6 +75,73 @@ export function Timeline({
       </div>
     </section>
   );
+}
+
+/** The timeline's title, its order filter, and the button that empties it. */
+function TimelineHead({
+  filter,
+  onFilter,
+  onClear,
+}: {
+  filter: string;
+  onFilter: (filter: string) => void;
+  onClear: () => void;
+}) {
+  const t = useTranslations('lab.timeline');
+  return (
+    <div className={styles.timelineHead}>
+      <h2 id="timeline-title">{t('title')}</h2>
+      <div className={styles.filter}>
+        <label htmlFor="order-filter">{t('order')}</label>
+        <input
+          id="order-filter"
+          type="search"
+          value={filter}
+          placeholder="ord_…"
+          onChange={(event) => onFilter(event.target.value)}
+        />
+        <button
+          type="button"
+          className="button secondary"
+          onClick={() => onFilter('')}
+          disabled={filter === ''}
+          title={t('clearFilterTitle')}
+        >
+          {t('clearFilter')}
+        </button>
+        <button type="button" className="button secondary" onClick={onClear}>
+          {t('clearTimeline')}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** The events as lanes (one per request), newest first and filtered by order, and what the lanes show beside them. */
+function groupLanes(events: StoredEvent[], filter: string) {
+  const byRequest = new Map<string, LaneView>();
+  for (const event of events) {
+    const lane = byRequest.get(event.requestId);
+    if (lane) lane.events.push(event);
+    else byRequest.set(event.requestId, { requestId: event.requestId, first: event, events: [event] });
+  }
+  const all = [...byRequest.values()];
+  // How many lanes each order has: the first of several says "first", a lone one needs no offset.
+  const perOrder = new Map<string, number>();
+  for (const lane of all) perOrder.set(lane.first.orderNo, (perOrder.get(lane.first.orderNo) ?? 0) + 1);
+  const wanted = filter.trim().toLowerCase();
+  return {
+    lanes: all
+      // A change of Redis server concerns every order: it stays among one order's lanes too.
+      .filter((lane) => !wanted || lane.first.orderNo.toLowerCase().includes(wanted) || lane.first.channel === 'redis')
+      .reverse()
+      .slice(0, LANES_SHOWN),
+    offsets: offsetsByOrder(all.map((lane) => lane.first)),
+    lanesPerOrder: perOrder,
+    // Which instance handled a request matters when there are several (npm run demo:cluster).
+    clustered:
+      new Set(all.filter((lane) => lane.first.channel !== 'worker').map((lane) => lane.first.instance)).size > 1,
+  };
 }
 
 /**
@@ -198,19 +215,9 @@ function Lane({
   onOrder: (orderNo: string) => void;
 }) {
   const words = useWords();
-  const { t, ms } = words;
   const { first } = lane;
   const plan = planLane(lane.events);
-  const total = lane.events.reduce((sum, event) => sum + event.durationMs, 0);
   const worker = first.channel === 'worker';
-  // Layer 2's key, as its steps name it ("key order:…: …"): two lanes of one order with two keys stand out.
-  const key = lane.events
-    .map((event) => (event.step === 'requestKey' ? /^key (\S+?):? /.exec(event.detail ?? '')?.[1] : undefined))
-    .find(Boolean);
-  const defences = defencesOf(plan.received);
-  const running = plan.endsAt === undefined;
-  // A worker's lane is one message, about one charge: the payment lane whose bank step names that charge.
-  const charge = worker ? lane.events.map((event) => readDelivery(event).chargeId).find(Boolean) : undefined;
   return (
     <li
       className="lane"
@@ -220,67 +227,7 @@ function Lane({
       data-ends-at={plan.endsAt}
       data-ended={plan.endKind}
     >
-      <div className={styles.laneHead}>
-        <span className={styles.clock}>{words.clock(first.at)}</span>
-        {offsetMs !== undefined ? (
-          <span className={styles.offset} title={t('sinceFirst')}>
-            {offsetMs === 0 ? t('first') : t('after', { ms: offsetMs })}
-          </span>
-        ) : null}
-        {first.orderNo ? (
-          <button
-            type="button"
-            className={styles.orderButton}
-            translate="no"
-            onClick={() => onOrder(first.orderNo)}
-            title={t('onlyThisOrder')}
-          >
-            {first.orderNo}
-          </button>
-        ) : null}
-        {worker ? (
-          <span title={t('workerTitle', { message: lane.requestId.replace(/^rcpt-/, ''), instance: first.instance })}>
-            {t('worker')}
-            {charge ? (
-              <>
-                {' '}
-                {t.rich('forCharge', {
-                  charge,
-                  id: (chunks) => (
-                    <span className={styles.charge} translate="no">
-                      {chunks}
-                    </span>
-                  ),
-                })}
-              </>
-            ) : null}
-          </span>
-        ) : (
-          <span title={first.instance}>
-            {t(`channels.${first.channel}`)}
-            {showInstance ? (
-              <span className={styles.soft}>
-                {' '}
-                {t.rich('onInstance', {
-                  instance: first.instance,
-                  name: (chunks) => <span translate="no">{chunks}</span>,
-                })}
-              </span>
-            ) : null}
-          </span>
-        )}
-        {key ? (
-          <span className={styles.laneKey} title={t('keyTitle', { key })} data-testid="lane-key" translate="no">
-            {key}
-          </span>
-        ) : null}
-        {defences ? <span className={styles.soft}>{t('defences', { defences })}</span> : null}
-        {running ? (
-          <span className={styles.total}>{t('running')}</span>
-        ) : total > 0 ? (
-          <span className={`${styles.soft} ${styles.total}`}>{ms(total)}</span>
-        ) : null}
-      </div>
+      <LaneHead lane={lane} plan={plan} offsetMs={offsetMs} showInstance={showInstance} onOrder={onOrder} />
       <ol className={`steps ${styles.path}`}>
         {plan.path.map((event, index) =>
           event === plan.end ? (
@@ -305,6 +252,107 @@ function Lane({
         ) : null}
       </ol>
     </li>
+  );
+}
+
+/** A lane's head: when it began (and after the first of its order), the order, who sent it, its key, its defences. */
+function LaneHead({
+  lane,
+  plan,
+  offsetMs,
+  showInstance,
+  onOrder,
+}: {
+  lane: LaneView;
+  plan: LanePlan<StoredEvent>;
+  offsetMs: number | undefined;
+  showInstance: boolean;
+  onOrder: (orderNo: string) => void;
+}) {
+  const words = useWords();
+  const { t, ms } = words;
+  const { first } = lane;
+  const total = lane.events.reduce((sum, event) => sum + event.durationMs, 0);
+  // Layer 2's key, as its steps name it ("key order:…: …"): two lanes of one order with two keys stand out.
+  const key = lane.events
+    .map((event) => (event.step === 'requestKey' ? /^key (\S+?):? /.exec(event.detail ?? '')?.[1] : undefined))
+    .find(Boolean);
+  const defences = defencesOf(plan.received);
+  const running = plan.endsAt === undefined;
+  return (
+    <div className={styles.laneHead}>
+      <span className={styles.clock}>{words.clock(first.at)}</span>
+      {offsetMs !== undefined ? (
+        <span className={styles.offset} title={t('sinceFirst')}>
+          {offsetMs === 0 ? t('first') : t('after', { ms: offsetMs })}
+        </span>
+      ) : null}
+      {first.orderNo ? (
+        <button
+          type="button"
+          className={styles.orderButton}
+          translate="no"
+          onClick={() => onOrder(first.orderNo)}
+          title={t('onlyThisOrder')}
+        >
+          {first.orderNo}
+        </button>
+      ) : null}
+      <LaneSender lane={lane} showInstance={showInstance} />
+      {key ? (
+        <span className={styles.laneKey} title={t('keyTitle', { key })} data-testid="lane-key" translate="no">
+          {key}
+        </span>
+      ) : null}
+      {defences ? <span className={styles.soft}>{t('defences', { defences })}</span> : null}
+      {running ? (
+        <span className={styles.total}>{t('running')}</span>
+      ) : total > 0 ? (
+        <span className={`${styles.soft} ${styles.total}`}>{ms(total)}</span>
+      ) : null}
+    </div>
+  );
+}
+
+/** Who sent the request: its channel (and instance, in a cluster), or the receipt worker and the charge it is about. */
+function LaneSender({ lane, showInstance }: { lane: LaneView; showInstance: boolean }) {
+  const { t } = useWords();
+  const { first } = lane;
+  if (first.channel !== 'worker') {
+    return (
+      <span title={first.instance}>
+        {t(`channels.${first.channel}`)}
+        {showInstance ? (
+          <span className={styles.soft}>
+            {' '}
+            {t.rich('onInstance', {
+              instance: first.instance,
+              name: (chunks) => <span translate="no">{chunks}</span>,
+            })}
+          </span>
+        ) : null}
+      </span>
+    );
+  }
+  // A worker's lane is one message, about one charge: the payment lane whose bank step names that charge.
+  const charge = lane.events.map((event) => readDelivery(event).chargeId).find(Boolean);
+  return (
+    <span title={t('workerTitle', { message: lane.requestId.replace(/^rcpt-/, ''), instance: first.instance })}>
+      {t('worker')}
+      {charge ? (
+        <>
+          {' '}
+          {t.rich('forCharge', {
+            charge,
+            id: (chunks) => (
+              <span className={styles.charge} translate="no">
+                {chunks}
+              </span>
+            ),
+          })}
+        </>
+      ) : null}
+    </span>
   );
 }
 

@@ -3,7 +3,12 @@
 // carries the status it gets (`x-status`): the contract test (e2e/api-contract.spec.ts) sends every one to
 // the running app and checks the status and the body against the documented schema.
 import { z } from 'zod';
-import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import {
+  createDocument,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponsesObject,
+} from 'zod-openapi';
 import { BrowserEventSchema } from '../lab/browser-event.ts';
 import { OrderNoSchema } from '../payments/order-no.ts';
 import {
@@ -312,6 +317,86 @@ const lab = {
   },
 } satisfies Record<string, ZodOpenApiOperationObject>;
 
+/** The lab's other routes: reset, the cluster's gateway, the timeline. */
+const labPaths = {
+  '/api/lab/reset': {
+    post: {
+      operationId: 'resetLab',
+      tags: ['lab'],
+      summary: 'Every defence on, no fault',
+      responses: {
+        '200': { description: 'The settings after the reset.', content: { 'application/json': { schema: Lab } } },
+        '404': labDisabled,
+      },
+    },
+  },
+  '/api/lab/gateway': {
+    get: {
+      operationId: 'readGateway',
+      tags: ['lab'],
+      summary: 'The cluster gateway’s nginx configuration',
+      description:
+        'In `npm run demo:cluster`, the gateway is nginx; its configuration is written from the global lab settings’ `gateway` and reloaded (`nginx -s reload`) when they change. This is that file, as nginx runs it.',
+      responses: {
+        '200': {
+          description: 'The gateway, or `running: false`.',
+          content: { 'application/json': { schema: GatewayViewSchema } },
+        },
+        '404': labDisabled,
+      },
+    },
+  },
+  '/api/lab/timeline': {
+    get: {
+      operationId: 'readTimeline',
+      tags: ['lab'],
+      summary: 'The timeline’s events after a cursor',
+      requestParams: {
+        query: z.object({ after: z.string().optional().meta({ description: 'A stream id, the last one read.' }) }),
+      },
+      responses: {
+        '200': { description: 'The events.', content: { 'application/json': { schema: TimelinePage } } },
+        '400': problems('`after` is not a stream id.', ['validation']),
+        '404': labDisabled,
+      },
+    },
+    post: {
+      operationId: 'reportBrowserEvent',
+      tags: ['lab'],
+      summary: 'A click the checkout page swallowed (layer 0), drawn as a lane of its own',
+      description:
+        'Sent by the checkout page (its session cookie, not an X-Client-Id) when its pending UI swallows a click while a payment is in flight: no request left the page, so only the page can tell the lab. The lane, "0 Pending UI stopped", is shown in the lab of that session and of the order’s owner.',
+      requestBody: {
+        content: {
+          'application/json': {
+            schema: BrowserEventSchema.meta({
+              id: 'BrowserEvent',
+              example: { orderNo: EXAMPLE_ORDER_NO, event: 'click-swallowed' },
+            }),
+          },
+        },
+      },
+      responses: {
+        '204': { description: 'On the timeline.' },
+        '400': problems('No session (a service cannot report a click), or an invalid field, named in `errors`.', [
+          'missing-caller',
+          'validation',
+          'malformed-json',
+        ]),
+        '404': problems('No such order for this session, or the lab is turned off.', ['order-not-found', 'not-found']),
+        '415': problems('The body is not JSON.', ['unsupported-media-type']),
+        '429': problems('Too many reports from this session in the last minute.', ['rate-limited']),
+      },
+    },
+    delete: {
+      operationId: 'clearTimeline',
+      tags: ['lab'],
+      summary: 'Empty the timeline',
+      responses: { '204': { description: 'Emptied.' }, '404': labDisabled },
+    },
+  },
+} satisfies ZodOpenApiPathsObject;
+
 /** The OpenAPI 3.1 document of the whole API. */
 export function openApiDocument() {
   return createDocument({
@@ -335,85 +420,7 @@ export function openApiDocument() {
       '/api/tokens': { get: getToken },
       '/api/health': { get: health },
       '/api/lab/config': lab,
-      '/api/lab/reset': {
-        post: {
-          operationId: 'resetLab',
-          tags: ['lab'],
-          summary: 'Every defence on, no fault',
-          responses: {
-            '200': { description: 'The settings after the reset.', content: { 'application/json': { schema: Lab } } },
-            '404': labDisabled,
-          },
-        },
-      },
-      '/api/lab/gateway': {
-        get: {
-          operationId: 'readGateway',
-          tags: ['lab'],
-          summary: 'The cluster gateway’s nginx configuration',
-          description:
-            'In `npm run demo:cluster`, the gateway is nginx; its configuration is written from the global lab settings’ `gateway` and reloaded (`nginx -s reload`) when they change. This is that file, as nginx runs it.',
-          responses: {
-            '200': {
-              description: 'The gateway, or `running: false`.',
-              content: { 'application/json': { schema: GatewayViewSchema } },
-            },
-            '404': labDisabled,
-          },
-        },
-      },
-      '/api/lab/timeline': {
-        get: {
-          operationId: 'readTimeline',
-          tags: ['lab'],
-          summary: 'The timeline’s events after a cursor',
-          requestParams: {
-            query: z.object({ after: z.string().optional().meta({ description: 'A stream id, the last one read.' }) }),
-          },
-          responses: {
-            '200': { description: 'The events.', content: { 'application/json': { schema: TimelinePage } } },
-            '400': problems('`after` is not a stream id.', ['validation']),
-            '404': labDisabled,
-          },
-        },
-        post: {
-          operationId: 'reportBrowserEvent',
-          tags: ['lab'],
-          summary: 'A click the checkout page swallowed (layer 0), drawn as a lane of its own',
-          description:
-            'Sent by the checkout page (its session cookie, not an X-Client-Id) when its pending UI swallows a click while a payment is in flight: no request left the page, so only the page can tell the lab. The lane, "0 Pending UI stopped", is shown in the lab of that session and of the order’s owner.',
-          requestBody: {
-            content: {
-              'application/json': {
-                schema: BrowserEventSchema.meta({
-                  id: 'BrowserEvent',
-                  example: { orderNo: EXAMPLE_ORDER_NO, event: 'click-swallowed' },
-                }),
-              },
-            },
-          },
-          responses: {
-            '204': { description: 'On the timeline.' },
-            '400': problems('No session (a service cannot report a click), or an invalid field, named in `errors`.', [
-              'missing-caller',
-              'validation',
-              'malformed-json',
-            ]),
-            '404': problems('No such order for this session, or the lab is turned off.', [
-              'order-not-found',
-              'not-found',
-            ]),
-            '415': problems('The body is not JSON.', ['unsupported-media-type']),
-            '429': problems('Too many reports from this session in the last minute.', ['rate-limited']),
-          },
-        },
-        delete: {
-          operationId: 'clearTimeline',
-          tags: ['lab'],
-          summary: 'Empty the timeline',
-          responses: { '204': { description: 'Emptied.' }, '404': labDisabled },
-        },
-      },
+      ...labPaths,
     },
   });
 }

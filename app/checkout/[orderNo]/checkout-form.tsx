@@ -7,7 +7,7 @@ import { reportSwallowedClick } from '@/lib/ui/report-swallowed-click';
 import { usePolling } from '@/lib/ui/use-polling';
 import { payOrder } from './actions';
 import { useLiveOrder } from './live-order';
-import { chargesInWords, describePayState, type PayState } from './pay-state';
+import { chargesInWords, describePayState, type OutcomeMessage, type PayState } from './pay-state';
 import { useSay } from './use-say';
 
 type Props = {
@@ -59,23 +59,9 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
   };
 
   const t = useTranslations('checkout');
-  const layers = useTranslations('layers');
-  const locale = useLocale();
   const say = useSay();
   const order = useLiveOrder();
   const message = describePayState(state, amount, { pending: busy, order });
-  const faults = activeFaultChips(settings);
-  const title = message ? say(message.title) : '';
-  // "layer 1, one-time token", "the bank": who answered, in the reader's words (English writes a name in lower case).
-  const answerer = (answeredBy: string) => {
-    const who = answererOf(answeredBy);
-    return who.key === 'layer'
-      ? layers('answerer.layer', {
-          number: who.values.number,
-          name: layers(`names.${who.values.layer}`).toLocaleLowerCase(locale),
-        })
-      : layers(`answerer.${who.key}`);
-  };
 
   return (
     <form action={submit} onSubmit={onSubmit} aria-busy={busy} aria-describedby="pay-outcome" className="pay-form">
@@ -96,37 +82,106 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
       <p className="muted small" aria-hidden={!busy}>
         {busy ? (pendingUi ? t('inFlight.guarded') : t('inFlight.live')) : '\u00a0'}
       </p>
-      <div
-        id="pay-outcome"
-        role="status"
-        aria-live="polite"
-        // What this request was answered (the scenarios read it); the words may say more, e.g. "charged twice".
-        data-answer={busy ? 'pending' : state.status}
-        className={`outcome ${message ? `tone-${message.tone}` : ''}`}
-      >
-        {message ? (
-          <>
-            {t.rich('outcome.said', {
-              title: /[.!?…。！？]$/.test(title) ? title : t('outcome.sentence', { title }),
-              body: say(message.body),
-              strong: (words) => <strong>{words}</strong>,
-            })}
-            {message.reload ? (
-              <>
-                {' '}
-                <a href={`/checkout/${orderNo}`}>{t('outcome.reload')}</a>
-              </>
-            ) : null}
-            {message.answeredBy ? (
-              <span className="answered-by" style={{ borderColor: colourOf(message.answeredBy as never) }}>
-                {t('outcome.answeredBy', { who: answerer(message.answeredBy) })}
-              </span>
-            ) : null}
-          </>
-        ) : (
-          <span className="muted">{t('outcome.none')}</span>
-        )}
-      </div>
+      <Outcome orderNo={orderNo} busy={busy} state={state} message={message} />
+      <DefenceChips settings={settings} />
+    </form>
+  );
+}
+
+/**
+ * Records in this tab that the page sent its token, and says whether it had before: a refused token is then
+ * a second submit ("already submitted"), not a stale page. sessionStorage survives the back button's
+ * restored page, which remounts the form.
+ */
+function markSubmitted(token: string): boolean {
+  const before = submittedHere.has(token);
+  submittedHere.add(token);
+  try {
+    const key = `pay-once:submitted:${token}`;
+    const stored = window.sessionStorage.getItem(key) !== null;
+    window.sessionStorage.setItem(key, '1');
+    return before || stored;
+  } catch {
+    return before; // storage refused (some private modes): this page's memory still knows
+  }
+}
+const submittedHere = new Set<string>();
+
+/** 128 random bits as hex (getRandomValues works outside secure contexts too, unlike randomUUID). */
+function mintSubmitKey(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+/** The outcome region: what this request was answered, in words, and who answered it. */
+function Outcome({
+  orderNo,
+  busy,
+  state,
+  message,
+}: {
+  orderNo: string;
+  busy: boolean;
+  state: PayState;
+  message: OutcomeMessage | undefined;
+}) {
+  const t = useTranslations('checkout');
+  const layers = useTranslations('layers');
+  const locale = useLocale();
+  const say = useSay();
+  const title = message ? say(message.title) : '';
+  // "layer 1, one-time token", "the bank": who answered, in the reader's words (English writes a name in lower case).
+  const answerer = (answeredBy: string) => {
+    const who = answererOf(answeredBy);
+    return who.key === 'layer'
+      ? layers('answerer.layer', {
+          number: who.values.number,
+          name: layers(`names.${who.values.layer}`).toLocaleLowerCase(locale),
+        })
+      : layers(`answerer.${who.key}`);
+  };
+  return (
+    <div
+      id="pay-outcome"
+      role="status"
+      aria-live="polite"
+      // What this request was answered (the scenarios read it); the words may say more, e.g. "charged twice".
+      data-answer={busy ? 'pending' : state.status}
+      className={`outcome ${message ? `tone-${message.tone}` : ''}`}
+    >
+      {message ? (
+        <>
+          {t.rich('outcome.said', {
+            title: /[.!?…。！？]$/.test(title) ? title : t('outcome.sentence', { title }),
+            body: say(message.body),
+            strong: (words) => <strong>{words}</strong>,
+          })}
+          {message.reload ? (
+            <>
+              {' '}
+              <a href={`/checkout/${orderNo}`}>{t('outcome.reload')}</a>
+            </>
+          ) : null}
+          {message.answeredBy ? (
+            <span className="answered-by" style={{ borderColor: colourOf(message.answeredBy as never) }}>
+              {t('outcome.answeredBy', { who: answerer(message.answeredBy) })}
+            </span>
+          ) : null}
+        </>
+      ) : (
+        <span className="muted">{t('outcome.none')}</span>
+      )}
+    </div>
+  );
+}
+
+/** Which defences are on for this order (and the key strategy, when it is not the business one), and its faults. */
+function DefenceChips({ settings }: { settings: LabSettings }) {
+  const t = useTranslations('checkout');
+  const layers = useTranslations('layers');
+  const locale = useLocale();
+  const faults = activeFaultChips(settings);
+  return (
+    <>
       <ul className="defences" aria-label={t('defences.label')}>
         {SWITCHES.map((layer) => (
           <li
@@ -162,30 +217,6 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
           ))}
         </ul>
       ) : null}
-    </form>
+    </>
   );
-}
-
-/**
- * Records in this tab that the page sent its token, and says whether it had before: a refused token is then
- * a second submit ("already submitted"), not a stale page. sessionStorage survives the back button's
- * restored page, which remounts the form.
- */
-function markSubmitted(token: string): boolean {
-  const before = submittedHere.has(token);
-  submittedHere.add(token);
-  try {
-    const key = `pay-once:submitted:${token}`;
-    const stored = window.sessionStorage.getItem(key) !== null;
-    window.sessionStorage.setItem(key, '1');
-    return before || stored;
-  } catch {
-    return before; // storage refused (some private modes): this page's memory still knows
-  }
-}
-const submittedHere = new Set<string>();
-
-/** 128 random bits as hex (getRandomValues works outside secure contexts too, unlike randomUUID). */
-function mintSubmitKey(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }

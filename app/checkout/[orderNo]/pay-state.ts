@@ -1,8 +1,8 @@
 // What the checkout's server action returns: a typed union, one member per thing a customer can be told; and
 // what the page says about it, as message keys and values (pure: the component translates them).
 import type { MessageKeys, NestedKeyOf } from 'next-intl';
+import type { PaymentOutcome } from '@/lib/defences/outcome';
 import type { Messages } from '@/lib/i18n/messages';
-import type { PaymentOutcome } from '@/lib/payments/outcome';
 
 /** Why the form could not be paid at all: the page says it in the reader's language. */
 export type InvalidReason = 'form' | 'sessionExpired' | 'noSuchOrder';
@@ -149,7 +149,6 @@ function describeAnswer(
   amount: string,
   facts: PageFacts,
 ): OutcomeMessage {
-  const firstCharge = facts.order.charges[0]?.id;
   switch (state.status) {
     case 'paid':
       return said(
@@ -168,68 +167,11 @@ function describeAnswer(
         { answeredBy: 'bank' },
       );
     case 'replayed':
-      return state.outcome.status === 'PAID'
-        ? said(
-            'ok',
-            'outcome.alreadyPaid.title',
-            'outcome.alreadyPaid.body',
-            { amount, chargeId: state.outcome.chargeId },
-            { answeredBy: state.answeredBy },
-          )
-        : said(
-            'bad',
-            'outcome.alreadyDeclined.title',
-            'outcome.alreadyDeclined.body',
-            { reason: declineReason(state.outcome.reason) },
-            { answeredBy: state.answeredBy },
-          );
+      return describeReplayed(state, amount);
     case 'already_submitted':
-      if (!state.resubmit) {
-        return said('warn', 'outcome.expired.title', 'outcome.expired.body', undefined, {
-          answeredBy: 'token',
-          reload: true,
-        });
-      }
-      return facts.order.status === 'PAID' || state.current?.status === 'PAID'
-        ? said(
-            'info',
-            'outcome.alreadySubmitted.title',
-            'outcome.alreadySubmitted.bodyPaid',
-            { amount },
-            { answeredBy: 'token' },
-          )
-        : said('info', 'outcome.alreadySubmitted.title', 'outcome.alreadySubmitted.body', undefined, {
-            answeredBy: 'token',
-          });
+      return describeAlreadySubmitted(state, amount, facts);
     case 'in_progress':
-      // The first request finishes meanwhile: the answer turns into the order's outcome.
-      if (facts.order.status === 'PAID') {
-        return firstCharge
-          ? said(
-              'ok',
-              'outcome.firstPaid.title',
-              'outcome.firstPaid.body',
-              { amount, chargeId: firstCharge },
-              { answeredBy: state.answeredBy },
-            )
-          : said(
-              'ok',
-              'outcome.firstPaid.title',
-              'outcome.firstPaid.bodyNoCharge',
-              { amount },
-              {
-                answeredBy: state.answeredBy,
-              },
-            );
-      }
-      if (facts.order.status === 'DECLINED') {
-        return said('bad', 'outcome.firstDeclined.title', 'outcome.firstDeclined.body', undefined, {
-          answeredBy: state.answeredBy,
-        });
-      }
-      return said('warn', 'outcome.inProgress.title', 'outcome.inProgress.body', undefined, {
-        answeredBy: state.answeredBy,
-      });
+      return describeInProgress(state, amount, facts);
     case 'mismatch':
       return said('bad', 'outcome.mismatch.title', 'outcome.mismatch.body', undefined, { answeredBy: 'requestKey' });
     case 'failed_retryable':
@@ -249,4 +191,73 @@ function describeAnswer(
     case 'invalid':
       return said('bad', 'outcome.invalid.title', `outcome.invalid.${state.reason}`);
   }
+}
+
+/** A replay of the first outcome: paid or declined, by the layer that answered. */
+function describeReplayed(state: Extract<PayState, { status: 'replayed' }>, amount: string): OutcomeMessage {
+  return state.outcome.status === 'PAID'
+    ? said(
+        'ok',
+        'outcome.alreadyPaid.title',
+        'outcome.alreadyPaid.body',
+        { amount, chargeId: state.outcome.chargeId },
+        { answeredBy: state.answeredBy },
+      )
+    : said(
+        'bad',
+        'outcome.alreadyDeclined.title',
+        'outcome.alreadyDeclined.body',
+        { reason: declineReason(state.outcome.reason) },
+        { answeredBy: state.answeredBy },
+      );
+}
+
+/** Layer 1 refused the token: an expired page (reload), or a resubmit of a page that already paid or is paying. */
+function describeAlreadySubmitted(
+  state: Extract<PayState, { status: 'already_submitted' }>,
+  amount: string,
+  facts: PageFacts,
+): OutcomeMessage {
+  if (!state.resubmit) {
+    return said('warn', 'outcome.expired.title', 'outcome.expired.body', undefined, {
+      answeredBy: 'token',
+      reload: true,
+    });
+  }
+  return facts.order.status === 'PAID' || state.current?.status === 'PAID'
+    ? said(
+        'info',
+        'outcome.alreadySubmitted.title',
+        'outcome.alreadySubmitted.bodyPaid',
+        { amount },
+        { answeredBy: 'token' },
+      )
+    : said('info', 'outcome.alreadySubmitted.title', 'outcome.alreadySubmitted.body', undefined, {
+        answeredBy: 'token',
+      });
+}
+
+/** The first request is still running; once it finishes, the answer turns into the order's outcome. */
+function describeInProgress(
+  state: Extract<PayState, { status: 'in_progress' }>,
+  amount: string,
+  facts: PageFacts,
+): OutcomeMessage {
+  const { answeredBy } = state;
+  if (facts.order.status === 'PAID') {
+    const firstCharge = facts.order.charges[0]?.id;
+    return firstCharge
+      ? said(
+          'ok',
+          'outcome.firstPaid.title',
+          'outcome.firstPaid.body',
+          { amount, chargeId: firstCharge },
+          { answeredBy },
+        )
+      : said('ok', 'outcome.firstPaid.title', 'outcome.firstPaid.bodyNoCharge', { amount }, { answeredBy });
+  }
+  if (facts.order.status === 'DECLINED') {
+    return said('bad', 'outcome.firstDeclined.title', 'outcome.firstDeclined.body', undefined, { answeredBy });
+  }
+  return said('warn', 'outcome.inProgress.title', 'outcome.inProgress.body', undefined, { answeredBy });
 }
