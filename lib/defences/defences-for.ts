@@ -3,14 +3,13 @@ import 'server-only';
 // else (the pipeline, each defence) only runs the list it is given. A switch that is off is marked "off" on
 // the request's lane here, so the lab shows the duplicate that layer would have stopped.
 import { decide } from '../telemetry/spans.ts';
-import { bankKeyDefence } from './bank-key.ts';
-import { checkoutTokenDefence } from './checkout-token.ts';
-import { unguardedOrder } from './database-claim.ts';
-import { uniqueConstraintDefence } from './dedup.ts';
+import { bankKeyDefence } from './bank-key/defence.ts';
+import { checkoutTokenDefence } from './checkout-token/defence.ts';
 import { type Attempt, type Defence, PASSED, stop } from './defence.ts';
 import { LAYERS, type Layer, type Layers } from './layers.ts';
-import { stateMachineAndDedupDefence, stateMachineDefence } from './payment-state.ts';
-import { requestKeyDefence } from './request-key.ts';
+import { orderClaimDefence, unguardedOrder } from './order-claim/defence.ts';
+import { recordUnguarded } from './order-claim/store.ts';
+import { answerOfKey, requestKeyDefence } from './request-key/defence.ts';
 
 /** Not a layer: the amount an API caller states must be the order's (checked once layer 2 has answered its retries). */
 const theOrdersAmount: Defence = {
@@ -24,23 +23,22 @@ const theOrdersAmount: Defence = {
 
 /**
  * Each layer's defence under these switches (undefined: off). A Record over the layers, so a new layer in
- * LAYERS (layers.ts) does not compile until it has its defence here. Layers 3 and 4 are one
- * statement when both are on: the combined defence stands for both, and layer 4's entry is then empty.
+ * LAYERS (layers.ts) does not compile until it has its defence here. Layers 3 and 4 are one claim: one
+ * defence stands for both (one statement when both are on), and layer 4's entry is then empty. This is the
+ * one place that knows every defence: what one needs of another (layer 1 the key's answer, layer 2 how a
+ * charge it found is written on the order) is handed to it here, so no defence imports another.
  */
 function layerDefences(layers: Layers): Record<Layer, Defence | undefined> {
-  const { bankKey } = layers;
+  const { bankKey, stateMachine, uniqueConstraint } = layers;
+  const database = stateMachine || uniqueConstraint;
   return {
-    token: layers.token ? checkoutTokenDefence({ keyAnswers: layers.requestKey }) : undefined,
+    token: layers.token ? checkoutTokenDefence({ keyAnswers: layers.requestKey ? answerOfKey : undefined }) : undefined,
     requestKey: layers.requestKey
-      ? requestKeyDefence({ databaseDecides: layers.stateMachine || layers.uniqueConstraint, bankKey })
+      ? requestKeyDefence({ databaseDecides: database, bankKey, recordOnOrder: recordUnguarded })
       : undefined,
-    stateMachine: layers.stateMachine
-      ? layers.uniqueConstraint
-        ? stateMachineAndDedupDefence({ bankKey })
-        : stateMachineDefence({ bankKey })
-      : undefined,
+    stateMachine: stateMachine ? orderClaimDefence({ stateMachine, uniqueConstraint, bankKey }) : undefined,
     uniqueConstraint:
-      layers.uniqueConstraint && !layers.stateMachine ? uniqueConstraintDefence({ bankKey }) : undefined,
+      uniqueConstraint && !stateMachine ? orderClaimDefence({ stateMachine, uniqueConstraint, bankKey }) : undefined,
     bankKey: layers.bankKey ? bankKeyDefence : undefined,
   };
 }

@@ -1,7 +1,7 @@
 // Leases and fencing tokens, shared by every claim (the request key of layer 2, the order's PROCESSING state
 // of layer 3, the dedup row of layer 4), pure: whether a claim is alive, and what the bank's answer allows
 // once a dead claim has been taken over. The writes that follow are each conditional on exactly the claim
-// judged here (lib/payments/order-claim.ts, lib/defences/request-key.ts).
+// judged here (lib/defences/order-claim/store.ts, lib/defences/request-key/defence.ts).
 
 /** A charge as the bank recorded it (lib/payments/bank.ts): what a claim taken over may turn out to have paid. */
 export type Charge = { id: string; amountCents: number; createdAt: Date };

@@ -5,8 +5,8 @@ import 'server-only';
 // makes the second delivery send nothing. A failed receipt never touches the payment: it was final before
 // the event existed (the article's third detail).
 import { getDb } from '../db.ts';
-import { DuplicateRecordError, insertDedupRecord } from '../defences/dedup.ts';
 import { parseOutcome } from '../defences/outcome.ts';
+import { DuplicateRecordError, insertDedupRecord } from '../defences/unique-key.ts';
 import { policySource } from '../payments/policy.ts';
 import { getRedis } from '../redis.ts';
 import { ATTR, decide, hashCaller, reason, type Span, startSpan } from '../telemetry/spans.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getDb } from '../db.ts';
-import { fingerprintOf, requestKeyName } from '../defences/request-key-record.ts';
+import { fingerprintOf, requestKeyName } from '../defences/request-key/record.ts';
 import { clientScope } from '../session.ts';
 import { createOrder, createOrderOnce, DEFAULT_AMOUNT_CENTS, findOrderView } from './orders.ts';
 

@@ -3,7 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { getDb } from '../db.ts';
 import { outcomeFromOrder, type PaymentOutcome } from '../defences/outcome.ts';
-import { claimRequestKey, completeRequestKey, releaseRequestKey, takeOverRequestKey } from '../defences/request-key.ts';
+import {
+  claimRequestKey,
+  completeRequestKey,
+  releaseRequestKey,
+  takeOverRequestKey,
+} from '../defences/request-key/store.ts';
 import { env } from '../env.ts';
 import type { PaymentStatus, Prisma } from '../generated/prisma/client.ts';
 import { newAttemptId } from '../instance.ts';

@@ -15,8 +15,8 @@ import {
   sleep,
   testPayOptions,
 } from '../../test/payments.ts';
-import { issueCheckoutToken } from '../defences/checkout-token.ts';
-import { requestKeyName } from '../defences/request-key-record.ts';
+import { issueCheckoutToken } from '../defences/checkout-token/defence.ts';
+import { requestKeyName } from '../defences/request-key/record.ts';
 import type { Layers } from '../lab/settings.ts';
 import { getRedis } from '../redis.ts';
 import { type CallerScope, clientScope, sessionScope } from '../session.ts';

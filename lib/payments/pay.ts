@@ -21,7 +21,7 @@ import type { Answer, Attempt, Claim, Defence, Hold, ToBank } from '../defences/
 import { defencesFor } from '../defences/defences-for.ts';
 import { LAYERS, type Layers } from '../defences/layers.ts';
 import type { RaceHook } from '../defences/race-points.ts';
-import { attemptKeyOf } from '../defences/request-key.ts';
+import { attemptKeyOf } from '../defences/request-key/defence.ts';
 import { env } from '../env.ts';
 import { instanceName, newAttemptId, newRequestId } from '../instance.ts';
 import type { CallerScope } from '../session.ts';

@@ -8,13 +8,25 @@ import 'server-only';
 //      token, or the settlement window has passed): nothing moved, the claim is released, or the duplicate
 //      that took it over goes on to pay. No charge *yet*: the claim stays in doubt, and it asks again later.
 // Runs at start-up, every few seconds, and on demand when a duplicate finds a claim that has gone stale.
-import { getDb } from '../db.ts';
-import { orderLock } from '../defences/database-claim.ts';
 import type { Reconciled } from '../defences/defence.ts';
 import { type AfterBank, type ClaimState, judgeBankAnswer, judgeClaim } from '../defences/fencing.ts';
+import {
+  type ClaimView,
+  claimOf,
+  completeStaleRow,
+  findDeadClaims,
+  leaveClaimInDoubt,
+  orderLock,
+  ordersWithoutTheirCharge,
+  readClaim,
+  recordUnrecordedCharge,
+  releaseTakenClaim,
+  resumeTakenClaim,
+  settleClaim,
+  takeOverClaim,
+} from '../defences/order-claim/store.ts';
 import { outcomeFromCharge } from '../defences/outcome.ts';
 import type { RaceHook } from '../defences/race-points.ts';
-import { Prisma } from '../generated/prisma/client.ts';
 import { bootPrefix, instanceName, newAttemptId, newRequestId } from '../instance.ts';
 import {
   ATTR,
@@ -27,18 +39,6 @@ import {
   startSpan,
 } from '../telemetry/spans.ts';
 import { askBank, BANK_SETTLEMENT_WINDOW_MS, type Charge, type Fence, settlementReport } from './bank.ts';
-import {
-  type ClaimView,
-  claimOf,
-  completeStaleRow,
-  leaveClaimInDoubt,
-  readClaim,
-  recordUnrecordedCharge,
-  releaseTakenClaim,
-  resumeTakenClaim,
-  settleClaim,
-  takeOverClaim,
-} from './order-claim.ts';
 import { policySource } from './policy.ts';
 
 export type { Reconciled } from '../defences/defence.ts';
@@ -240,29 +240,14 @@ export async function reconcileStalePayments(options: SweepOptions = {}): Promis
   // holds, and, at start-up, this instance's previous life's claims. Each is judged again by reconcileOrder.
   const patience = 2;
   await options.at?.('sweep.scan');
-  const at = new Date(now());
   const globalLease = await policySource().leaseMs();
-  const leaseOf = (lab: Prisma.Sql) =>
-    Prisma.sql`(CASE WHEN (${lab}->'claims'->>'leaseMs') ~ '^[0-9]{1,9}$' THEN (${lab}->'claims'->>'leaseMs')::int
-      ELSE ${globalLease}::int END) * ${patience}::int * interval '1 millisecond'`;
-  const previousLife = (holder: Prisma.Sql) =>
-    options.atStartup ? Prisma.sql`OR ${holder} LIKE ${`${mine}%`}` : Prisma.empty;
-  const only = (column: Prisma.Sql) =>
-    options.orderNos ? Prisma.sql`AND ${column} = ANY(${options.orderNos}::text[])` : Prisma.empty;
-  const db = getDb();
-  const [orders, rows] = await Promise.all([
-    db.$queryRaw<Array<{ orderNo: string }>>`
-      SELECT order_no AS "orderNo" FROM orders
-      WHERE status IN ('PROCESSING', 'UNKNOWN') ${only(Prisma.sql`order_no`)}
-        AND (attempt_id IS NULL OR claimed_at < ${at}::timestamptz - ${leaseOf(Prisma.sql`lab`)} ${previousLife(Prisma.sql`attempt_id`)})
-      LIMIT 500`,
-    db.$queryRaw<Array<{ orderNo: string }>>`
-      SELECT r.biz_no AS "orderNo" FROM idempotent_record r JOIN orders o ON o.order_no = r.biz_no
-      WHERE r.biz_type = 'PAYMENT' AND r.outcome IS NULL ${only(Prisma.sql`r.biz_no`)}
-        AND (r.owner IS NULL OR r.claimed_at < ${at}::timestamptz - ${leaseOf(Prisma.sql`o.lab`)} ${previousLife(Prisma.sql`r.owner`)})
-      LIMIT 500`,
-  ]);
-  const orderNos = new Set([...orders, ...rows].map((row) => row.orderNo));
+  const orderNos = await findDeadClaims({
+    at: new Date(now()),
+    defaultLeaseMs: globalLease,
+    patience,
+    previousLifeOf: options.atStartup ? mine : undefined,
+    orderNos: options.orderNos,
+  });
   for (const orderNo of orderNos) {
     try {
       await reconcileOrder(orderNo, { deadAttempt, now, patience, at: options.at, attemptIds: options.attemptIds });
@@ -287,10 +272,7 @@ async function recordFromSettlementReport(options: SweepOptions, now: () => numb
     merchantRefs: options.orderNos,
   });
   if (report.length === 0) return 0;
-  const pending = await getDb().$queryRaw<Array<{ orderNo: string }>>`
-    SELECT order_no AS "orderNo" FROM orders
-    WHERE order_no = ANY(${[...new Set(report.map((charge) => charge.merchantRef))]}::text[])
-      AND status IN ('PENDING', 'DECLINED')`;
+  const pending = await ordersWithoutTheirCharge([...new Set(report.map((charge) => charge.merchantRef))]);
   let recorded = 0;
   for (const { orderNo } of pending) {
     const charge = report.find((candidate) => candidate.merchantRef === orderNo);

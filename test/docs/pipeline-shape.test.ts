@@ -56,12 +56,10 @@ describe('the pipeline is a list of defences', () => {
 
   it('each defence says, at its top, what a duplicate stopped there gets and when its claim is given back', () => {
     for (const file of [
-      'lib/defences/checkout-token.ts',
-      'lib/defences/request-key.ts',
-      'lib/defences/payment-state.ts',
-      'lib/defences/dedup.ts',
-      'lib/defences/bank-key.ts',
-      'lib/defences/database-claim.ts',
+      'lib/defences/checkout-token/defence.ts',
+      'lib/defences/request-key/defence.ts',
+      'lib/defences/order-claim/defence.ts',
+      'lib/defences/bank-key/defence.ts',
     ]) {
       const header = read(file).split('\nimport ')[0] ?? '';
       expect(header, file).toMatch(/What a duplicate stopped here gets/);

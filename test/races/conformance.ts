@@ -5,7 +5,7 @@
 // status, its dedup row, the request keys, the events) and every payment must have been told what the model's
 // was; then the real invariants are checked as for any schedule. A difference is a finding: a bug in the code,
 // or in the model, and either way the exhaustive claim would not hold for the code.
-import { decodeRecord } from '../../lib/defences/request-key-record.ts';
+import { decodeRecord } from '../../lib/defences/request-key/record.ts';
 import { getRedis } from '../../lib/redis.ts';
 import { type Finding, finish } from './explorer.ts';
 import { type Cast, type Move, type Role, replay, type WorldSummary } from './model/checker.ts';

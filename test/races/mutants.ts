@@ -23,21 +23,21 @@ export const MUTANTS: Mutant[] = [
   {
     name: 'key-takeover-keeps-token',
     breaks: "layer 2's takeover keeps the old fencing token instead of raising it",
-    file: 'lib/defences/take-over-request-key.lua',
+    file: 'lib/defences/request-key/take-over.lua',
     from: 'local fence = math.max(record.fence + 1, tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))',
     to: 'local fence = record.fence',
   },
   {
     name: 'takeover-compare-and-set-removed',
     breaks: "the database takeover's compare-and-set: it takes the claim whatever it is now",
-    file: 'lib/payments/order-claim.ts',
+    file: 'lib/defences/order-claim/store.ts',
     from: '(current) => sameClaim(current, seen),',
     to: '() => true,',
   },
   {
     name: 'key-takeover-compare-and-set-removed',
     breaks: "layer 2's takeover script compares nothing it judged (owner, token, renewal)",
-    file: 'lib/defences/take-over-request-key.lua',
+    file: 'lib/defences/request-key/take-over.lua',
     from: 'if owner ~= ARGV[1] or record.fence ~= tonumber(ARGV[2]) or record.since ~= tonumber(ARGV[3]) then',
     to: 'if false then',
   },
@@ -74,7 +74,7 @@ export const MUTANTS: Mutant[] = [
   {
     name: 'an-event-per-record',
     breaks: 'the payment.paid event is written every time a charge is recorded, not once per charge (defect 5)',
-    file: 'lib/defences/database-claim.ts',
+    file: 'lib/defences/order-claim/defence.ts',
     from: 'SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, ${chargeId} FROM moved',
     to: 'SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, NULL FROM moved',
   },

@@ -9,8 +9,8 @@
 import { getDb } from '../../lib/db.ts';
 import { parseOutcome } from '../../lib/defences/outcome.ts';
 import type { RaceHook, RacePoint } from '../../lib/defences/race-points.ts';
-import { attemptKeyOf } from '../../lib/defences/request-key.ts';
-import { decodeRecord } from '../../lib/defences/request-key-record.ts';
+import { attemptKeyOf } from '../../lib/defences/request-key/defence.ts';
+import { decodeRecord } from '../../lib/defences/request-key/record.ts';
 import { sendReceipt } from '../../lib/events/receipts.ts';
 import { bootPrefix, instanceName } from '../../lib/instance.ts';
 import { ALL_LAYERS_OFF, BANK_SETTLEMENT_WINDOW_MS, type Faults } from '../../lib/lab/settings.ts';

@@ -1,5 +1,5 @@
 import type { NextRequest } from 'next/server';
-import { fingerprintOf, requestKeyName } from '@/lib/defences/request-key-record';
+import { fingerprintOf, requestKeyName } from '@/lib/defences/request-key/record';
 import { env } from '@/lib/env';
 import { CreateOrderSchema } from '@/lib/http/api-schemas';
 import { readJsonBody } from '@/lib/http/body';

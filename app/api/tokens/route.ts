@@ -1,6 +1,6 @@
 import type { NextRequest } from 'next/server';
 import { z } from 'zod';
-import { issueCheckoutToken } from '@/lib/defences/checkout-token';
+import { issueCheckoutToken } from '@/lib/defences/checkout-token/defence';
 import { env } from '@/lib/env';
 import { callerOf } from '@/lib/http/caller';
 import { otherMethods } from '@/lib/http/methods';

@@ -3,7 +3,7 @@
 // A public POST endpoint like any other: everything is validated again here.
 import { cookies, headers } from 'next/headers';
 import { z } from 'zod';
-import { issueCheckoutToken } from '@/lib/defences/checkout-token';
+import { issueCheckoutToken } from '@/lib/defences/checkout-token/defence';
 import { env } from '@/lib/env';
 import { faultyService } from '@/lib/http/faults';
 import { limitRate } from '@/lib/http/rate-limit';

@@ -3,7 +3,7 @@ import { cookies, headers } from 'next/headers';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { getLocale, getTranslations } from 'next-intl/server';
-import { issueCheckoutToken } from '@/lib/defences/checkout-token';
+import { issueCheckoutToken } from '@/lib/defences/checkout-token/defence';
 import { env } from '@/lib/env';
 import { formatCents } from '@/lib/format';
 import { sessionIdOf } from '@/lib/http/session-cookie';

@@ -171,7 +171,7 @@ export function releaseKey(w: World, name: string, owner: string): boolean {
   return true;
 }
 
-// ---- layers 3 and 4: the claim statements (lib/defences/payment-state.ts, dedup.ts) ----------------------
+// ---- layers 3 and 4: the claim statements (lib/defences/order-claim/store.ts) ----------------------
 
 /** What a claim statement came to: a token, or the layer whose statement refused it (or the order is gone). */
 export type DbClaimed = { fence: number } | { refusedBy: 'stateMachine' | 'uniqueConstraint' };
@@ -209,7 +209,7 @@ function newRow(owner: string, fence: number, now: number): DedupRow {
 /** The database layers a claim stands for. */
 export type DbLayers = { stateMachine: boolean; uniqueConstraint: boolean };
 
-/** database-claim.ts renewClaim: each claim renewed if still this attempt's. */
+/** order-claim/store.ts renewClaim: each claim renewed if still this attempt's. */
 export function renewDb(w: World, layers: DbLayers, holder: string, fence: number): boolean {
   const { order, row } = w;
   const orderOk = order.holder === holder && order.fence === fence && order.status === 'PROCESSING';
@@ -219,7 +219,7 @@ export function renewDb(w: World, layers: DbLayers, holder: string, fence: numbe
   return (!layers.stateMachine || orderOk) && (!layers.uniqueConstraint || rowOk);
 }
 
-/** database-claim.ts releaseClaim: the bank failed before charging. */
+/** order-claim/store.ts releaseClaim: the bank failed before charging. */
 export function releaseDb(w: World, holder: string, fence: number): void {
   const { order, row } = w;
   if (order.holder === holder && order.fence === fence && order.status === 'PROCESSING') {
@@ -228,7 +228,7 @@ export function releaseDb(w: World, holder: string, fence: number): void {
   if (row && row.owner === holder && row.fence === fence && row.outcome === null) w.row = null;
 }
 
-/** database-claim.ts keepClaimUnknown: the bank's answer is unknown. */
+/** order-claim/store.ts keepClaimUnknown: the bank's answer is unknown. */
 export function keepDbUnknown(w: World, holder: string, fence: number, since: number): void {
   const { order, row } = w;
   if (order.holder === holder && order.fence === fence && order.status === 'PROCESSING') {
@@ -239,7 +239,7 @@ export function keepDbUnknown(w: World, holder: string, fence: number, since: nu
   }
 }
 
-/** database-claim.ts recordOutcome (`hold` undefined: recordUnguarded). True when every claim was still this attempt's. */
+/** order-claim/store.ts recordOutcome (`hold` undefined: recordUnguarded). True when every claim was still this attempt's. */
 export function recordOutcome(
   w: World,
   outcome: Outcome,
@@ -273,7 +273,7 @@ function addEvent(w: World, chargeId: string): void {
   if (!w.events.includes(chargeId)) w.events.push(chargeId);
 }
 
-// ---- the recovery path (lib/payments/order-claim.ts) ----------------------------------------------------
+// ---- the recovery path (lib/defences/order-claim/store.ts) ----------------------------------------------------
 
 /** readClaim: the order and its claims, as they are. */
 export type View = {

@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { getDb, hotPath } from '../db.ts';
-import { createOrder } from '../payments/orders.ts';
-import { DuplicateRecordError, insertDedupRecord, insertPaymentDedupRow, isUniqueViolation } from './dedup.ts';
+import { getDb, hotPath } from '../../db.ts';
+import { createOrder } from '../../payments/orders.ts';
+import { DuplicateRecordError, insertDedupRecord, isUniqueViolation } from '../unique-key.ts';
+import { claimOrder } from './store.ts';
+
+/** Layer 4 alone: the payment's dedup row is the claim. */
+const ROW_ONLY = { stateMachine: false, uniqueConstraint: true };
 
 describe('the dedup table (real PostgreSQL)', () => {
   it('refuses a second (biz_type, biz_no) with P2002, surfaced as DuplicateRecordError', async () => {
@@ -21,19 +25,25 @@ describe('the dedup table (real PostgreSQL)', () => {
   it('gives a payment row the order’s next fencing token, which keeps rising across rows deleted', async () => {
     const { orderNo } = await createOrder({});
     const now = new Date();
-    expect(await insertPaymentDedupRow(getDb(), orderNo, 'first', now)).toBe(1);
-    await expect(insertPaymentDedupRow(getDb(), orderNo, 'second', now)).rejects.toBeInstanceOf(DuplicateRecordError);
+    expect(await claimOrder(ROW_ONLY, orderNo, 'first', now)).toEqual({ fence: 1 });
+    // The unique key's refusal is a value: layer 4 refused it.
+    expect(await claimOrder(ROW_ONLY, orderNo, 'second', now)).toEqual({ refusedBy: 'uniqueConstraint' });
     // The refused insert's raise of the generation was rolled back with it.
     expect((await getDb().order.findUniqueOrThrow({ where: { orderNo } })).fence).toBe(1);
     await getDb().idempotentRecord.deleteMany({ where: { bizType: 'PAYMENT', bizNo: orderNo } });
-    expect(await insertPaymentDedupRow(getDb(), orderNo, 'third', now)).toBe(2);
+    expect(await claimOrder(ROW_ONLY, orderNo, 'third', now)).toEqual({ fence: 2 });
   });
 
-  it('refuses the second row on the hot path too, where the adapter’s own error arrives unwrapped', async () => {
+  it('on the hot path, where the adapter’s own error arrives unwrapped, tells a unique violation from other refusals', async () => {
     const { orderNo } = await createOrder({});
     const now = new Date();
-    expect(await insertPaymentDedupRow(hotPath(), orderNo, 'first', now)).toBe(1);
-    await expect(insertPaymentDedupRow(hotPath(), orderNo, 'second', now)).rejects.toBeInstanceOf(DuplicateRecordError);
+    // Layers 3 and 4 in one statement: the second is refused by layer 3 (the order is no longer PENDING).
+    expect(await claimOrder({ stateMachine: true, uniqueConstraint: true }, orderNo, 'first', now)).toEqual({
+      fence: 1,
+    });
+    expect(await claimOrder({ stateMachine: true, uniqueConstraint: true }, orderNo, 'second', now)).toEqual({
+      refusedBy: 'stateMachine',
+    });
     const raw = await hotPath()
       .$queryRaw`INSERT INTO idempotent_record (biz_type, biz_no, owner) VALUES ('PAYMENT', ${orderNo}, 'third')`.catch(
       (error: unknown) => error,

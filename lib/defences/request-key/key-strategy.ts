@@ -8,8 +8,8 @@
 //   perSubmit  a fresh random key minted for each submit (the form mints one per click; for the API, one
 //              per request received, like a request id made at the edge) and never persisted.
 import { createHash, randomUUID } from 'node:crypto';
-import type { KeyStrategy } from './layers.ts';
-import { canonicalOf } from './request-key-record.ts';
+import type { KeyStrategy } from '../layers.ts';
+import { canonicalOf } from './record.ts';
 
 /** What a request says about its intent, from which each strategy makes its key. */
 export type KeySources = {

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  isFinal,
-  nextStatus,
-  PAYMENT_STATUSES,
-  type PaymentEvent,
-  statusesAllowing,
-  targetOf,
-} from './payment-transitions.ts';
+import { isFinal, nextStatus, PAYMENT_STATUSES, type PaymentEvent, statusesAllowing, targetOf } from './transitions.ts';
 
 const EVENTS: PaymentEvent[] = [
   'claim',

@@ -10,8 +10,8 @@
 // What a duplicate stopped here gets: the bank's first charge for the key, answered as a payment made before
 // (HTTP 200, answered by the bank key); a key still in use at the bank (its first charge has not landed) is
 // an unknown outcome, "in progress". Its claim: none of the merchant's; the bank keeps the key with its charge.
-import { decide, reason } from '../telemetry/spans.ts';
-import type { Defence } from './defence.ts';
+import { decide, reason } from '../../telemetry/spans.ts';
+import type { Defence } from '../defence.ts';
 
 /** The key the merchant sends the bank for paying `orderNo`. */
 export function bankKeyFor(orderNo: string): string {

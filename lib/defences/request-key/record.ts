@@ -2,8 +2,8 @@
 // request should make of it. No I/O, so it is unit-tested without Redis.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { CallerScope } from '../session.ts';
-import { type ClaimState, judgeClaim } from './fencing.ts';
+import type { CallerScope } from '../../session.ts';
+import { type ClaimState, judgeClaim } from '../fencing.ts';
 
 /**
  * Scoped per caller: one caller can never read another caller's stored outcome. The braces are a Redis Cluster

@@ -9,11 +9,10 @@ import 'server-only';
 // Its claim: none to give back. A consumed token is spent for good; the next page load brings a new one.
 import { randomBytes } from 'node:crypto';
 import type { Result } from 'ioredis';
-import { readLua, redisWith } from '../redis.ts';
-import type { CallerScope } from '../session.ts';
-import { decide, reason } from '../telemetry/spans.ts';
-import { type Defence, PASSED, stop } from './defence.ts';
-import { answerFromKey, peekRequestKey } from './request-key.ts';
+import { readLua, redisWith } from '../../redis.ts';
+import type { CallerScope } from '../../session.ts';
+import { decide, reason } from '../../telemetry/spans.ts';
+import { type Answer, type Attempt, type Defence, PASSED, stop } from '../defence.ts';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -21,7 +20,7 @@ declare module 'ioredis' {
   }
 }
 
-const CONSUME = readLua('consumeCheckoutToken', 'defences/consume-token.lua', 1);
+const CONSUME = readLua('consumeCheckoutToken', 'defences/checkout-token/consume-token.lua', 1);
 
 /** One token per order and caller: a newer page load replaces the older page's token. */
 export function checkoutTokenKey(orderNo: string, caller: CallerScope): string {
@@ -48,10 +47,13 @@ export async function consumeCheckoutToken(orderNo: string, caller: CallerScope,
 }
 
 /**
- * Layer 1 as a defence. `keyAnswers`: layer 2 is on, so a spent token on a request that names its intent
- * is answered by what its key already holds (result idempotency) before "already submitted".
+ * Layer 1 as a defence. `keyAnswers`: layer 2 is on (given by whoever composes the defences), so a spent
+ * token on a request that names its intent is answered by what its key already holds (result idempotency)
+ * before "already submitted".
  */
-export function checkoutTokenDefence(options: { keyAnswers: boolean }): Defence {
+export function checkoutTokenDefence(options: {
+  keyAnswers?: (attempt: Attempt) => Promise<(() => Answer) | undefined>;
+}): Defence {
   return {
     layer: 'token',
     async claim(attempt) {
@@ -62,16 +64,10 @@ export function checkoutTokenDefence(options: { keyAnswers: boolean }): Defence 
         decide(span, 'token', 'passed', reason('tokenConsumed', { token: name }));
         return PASSED;
       }
-      const known =
-        options.keyAnswers && attempt.namedIntent
-          ? await peekRequestKey(attempt.key.name, attempt.key.fingerprint, {
-              now: attempt.now(),
-              leaseMs: attempt.leaseMs,
-            })
-          : undefined;
+      const known = attempt.namedIntent ? await options.keyAnswers?.(attempt) : undefined;
       if (known) {
         decide(span, 'token', 'spent', reason('tokenSpent'));
-        return stop(answerFromKey(known, attempt));
+        return stop(known());
       }
       decide(span, 'token', 'stopped', reason('tokenStopped'));
       return stop({ kind: 'already_submitted' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideOnExisting, decodeRecord, encodeRecord, fingerprintOf, requestKeyName } from './request-key-record.ts';
+import { decideOnExisting, decodeRecord, encodeRecord, fingerprintOf, requestKeyName } from './record.ts';
 
 describe('request key records', () => {
   const fingerprint = fingerprintOf({ orderNo: 'ord_1', amountCents: 4200 });

@@ -20,173 +20,25 @@ import 'server-only';
 // layer found the first outcome); released when nothing moved (the bank refused, or a later layer stopped
 // this attempt); kept "unknown" when the bank's answer is unknown, or when this attempt stops before the bank
 // holding a claim it took over from an attempt whose charge may still be in doubt. Never released after a charge.
-import type { Result } from 'ioredis';
-import { getRedis, readLua, redisWith } from '../redis.ts';
-import type { CallerScope } from '../session.ts';
-import { decide, reason } from '../telemetry/spans.ts';
-import { recordUnguarded } from './database-claim.ts';
-import { type Answer, type Attempt, type AttemptKey, type Claim, type Defence, type Hold, stop } from './defence.ts';
+import type { CallerScope } from '../../session.ts';
+import { decide, reason } from '../../telemetry/spans.ts';
+import { type Answer, type Attempt, type AttemptKey, type Claim, type Defence, type Hold, stop } from '../defence.ts';
+import type { KeyStrategy } from '../layers.ts';
+import { outcomeFromCharge, type PaymentOutcome, parseOutcome } from '../outcome.ts';
+import type { RacePoint } from '../race-points.ts';
 import { type KeySources, requestKeyFor, shortKey } from './key-strategy.ts';
-import type { KeyStrategy } from './layers.ts';
-import { outcomeFromCharge, parseOutcome } from './outcome.ts';
-import type { RacePoint } from './race-points.ts';
+import { type ClaimDecision, fingerprintOf, type RequestKeyClaim, requestKeyName } from './record.ts';
 import {
-  type ClaimDecision,
-  decideOnExisting,
-  decodeRecord,
-  encodeRecord,
-  fingerprintOf,
-  type RequestKeyClaim,
-  requestKeyName,
-} from './request-key-record.ts';
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    claimRequestKey(key: string, record: string, ttlMs: number): Result<string | number, Context>;
-    takeOverRequestKey(
-      key: string,
-      owner: string,
-      fence: number,
-      since: number,
-      record: string,
-      ttlMs: number,
-    ): Result<number | null, Context>;
-    renewRequestKey(
-      key: string,
-      owner: string,
-      fence: number,
-      now: number,
-      clearDoubt: string,
-    ): Result<number, Context>;
-    completeRequestKey(key: string, owner: string, record: string, ttlMs: number): Result<number, Context>;
-    releaseRequestKey(key: string, owner: string): Result<number, Context>;
-  }
-}
-
-const CLAIM = readLua('claimRequestKey', 'defences/claim-request-key.lua', 1);
-const TAKE_OVER = readLua('takeOverRequestKey', 'defences/take-over-request-key.lua', 1);
-const RENEW = readLua('renewRequestKey', 'defences/renew-request-key.lua', 1);
-const COMPLETE = readLua('completeRequestKey', 'defences/complete-request-key.lua', 1);
-const RELEASE = readLua('releaseRequestKey', 'defences/release-request-key.lua', 1);
-
-/**
- * What layer 2 holds for an attempt: the key, its fingerprint and endpoint, the claim's owner id and token, and
- * the first token of its chain of takeovers (the claim's own, unless it was taken over).
- */
-export type HeldKey = {
-  name: string;
-  fingerprint: string;
-  endpoint?: string;
-  owner: string;
-  fence: number;
-  firstFence: number;
-};
-
-/** The lock name a request key's fencing token is checked against at the bank. */
-export function requestKeyLock(name: string): string {
-  return `key:${name}`;
-}
-
-export async function claimRequestKey(
-  key: string,
-  claim: { owner: string; fingerprint: string; endpoint?: string },
-  context: { now: number; leaseMs: number; ttlSeconds: number },
-): Promise<ClaimDecision> {
-  const record = encodeRecord({ state: 'processing', ...claim, since: context.now });
-  const reply = await redisWith(CLAIM).claimRequestKey(key, record, context.ttlSeconds * 1000);
-  if (typeof reply === 'number') return { kind: 'claimed', fence: reply };
-  return decideOnExisting(decodeRecord(reply), claim.fingerprint, { ...context, endpoint: claim.endpoint });
-}
-
-/**
- * Takes over an abandoned claim: a compare-and-set on the owner, the token and the renewal that were judged.
- * The new claim keeps the first token of the chain and the time its outcome came into doubt (the bank's
- * settlement window runs from it). Returns the new token, or undefined when someone else moved first.
- */
-export async function takeOverRequestKey(
-  key: string,
-  seen: RequestKeyClaim,
-  taker: { owner: string; fingerprint: string; endpoint?: string },
-  context: { now: number; ttlSeconds: number },
-): Promise<number | undefined> {
-  const record = encodeRecord({
-    state: 'processing',
-    ...taker,
-    since: context.now,
-    unknownSince: seen.unknownSince,
-  });
-  const fence = await redisWith(TAKE_OVER).takeOverRequestKey(
-    key,
-    seen.holder ?? '',
-    seen.fence,
-    seen.claimedAt,
-    record,
-    context.ttlSeconds * 1000,
-  );
-  return fence ?? undefined;
-}
-
-/**
- * Renews a claim this attempt still holds; false when it was taken over (the attempt must stop). `resumed`: a
- * claim taken over, which goes on to pay now that the bank was asked: the time its outcome came into doubt is
- * cleared (a later taker's window runs from its own question, never from before this attempt's charge).
- */
-export async function renewRequestKey(held: HeldKey, now: number, resumed = false): Promise<boolean> {
-  const renew = redisWith(RENEW).renewRequestKey(held.name, held.owner, held.fence, now, resumed ? '1' : '0');
-  return (await renew) === 1;
-}
-
-/**
- * What a key already holds, without claiming it: for a request that may not run (its page token is
- * spent) but whose key may have the answer. Undefined when the key holds nothing.
- */
-export async function peekRequestKey(
-  key: string,
-  fingerprint: string,
-  context: { now: number; leaseMs: number; endpoint?: string },
-): Promise<ClaimDecision | undefined> {
-  const raw = await getRedis().get(key);
-  if (raw === null) return undefined;
-  return decideOnExisting(decodeRecord(raw), fingerprint, context);
-}
-
-/**
- * Stores the final outcome for every later retry, and how it was first answered (`existing`), so every
- * replay answers exactly alike. False when another attempt holds the key now.
- */
-export async function completeRequestKey(
-  key: string,
-  owner: string,
-  done: { fingerprint: string; endpoint?: string; outcome: unknown; existing: boolean },
-  ttlSeconds: number,
-): Promise<boolean> {
-  const record = encodeRecord({ state: 'done', owner, ...done });
-  return (await redisWith(COMPLETE).completeRequestKey(key, owner, record, ttlSeconds * 1000)) === 1;
-}
-
-/**
- * The outcome is unknown (the bank timed out, or it has no charge yet but one may still land): keep the
- * claim, so no retry charges again, but let go of it: the next retry (or this one later) takes it over
- * and asks the bank. `unknownSince`: since when the outcome is in doubt.
- */
-export async function markRequestKeyUnknown(held: HeldKey, unknownSince: number, ttlSeconds: number): Promise<boolean> {
-  const record = encodeRecord({
-    state: 'unknown',
-    owner: null,
-    fingerprint: held.fingerprint,
-    endpoint: held.endpoint,
-    since: unknownSince,
-    fence: held.fence,
-    firstFence: held.firstFence,
-    unknownSince,
-  });
-  return (await redisWith(COMPLETE).completeRequestKey(held.name, held.owner, record, ttlSeconds * 1000)) === 1;
-}
-
-/** Gives the key back after a failure before any money moved. Never after a charge. */
-export async function releaseRequestKey(key: string, owner: string): Promise<boolean> {
-  return (await redisWith(RELEASE).releaseRequestKey(key, owner)) === 1;
-}
+  claimRequestKey,
+  completeRequestKey,
+  type HeldKey,
+  markRequestKeyUnknown,
+  peekRequestKey,
+  releaseRequestKey,
+  renewRequestKey,
+  requestKeyLock,
+  takeOverRequestKey,
+} from './store.ts';
 
 // ---- Layer 2 as a defence ---------------------------------------------------------------------------------
 
@@ -205,11 +57,20 @@ export function attemptKeyOf(
 }
 
 /**
- * Layer 2 as a defence. `databaseDecides`: layer 3 or 4 is on, so a claim found dead is settled by the
- * database's claim, and a live-looking one is checked with the reconciler before "in progress".
- * `bankKey`: layer 5 is on, so after a takeover the bank's key returns whatever charge may still land.
+ * What layer 2 is told by the switches and by the defences beside it. `databaseDecides`: layer 3 or 4 is on,
+ * so a claim found dead is settled by the database's claim, and a live-looking one is checked with the
+ * reconciler before "in progress". `bankKey`: layer 5 is on, so after a takeover the bank's key returns
+ * whatever charge may still land. `recordOnOrder`: how a charge found alone is written on the order (layers
+ * 3 and 4 off: unguarded), given by whoever composes the defences.
  */
-export function requestKeyDefence(options: { databaseDecides: boolean; bankKey: boolean }): Defence {
+export type RequestKeyOptions = {
+  databaseDecides: boolean;
+  bankKey: boolean;
+  recordOnOrder: (outcome: PaymentOutcome) => Promise<void>;
+};
+
+/** Layer 2 as a defence. */
+export function requestKeyDefence(options: RequestKeyOptions): Defence {
   return {
     layer: 'requestKey',
     async claim(attempt) {
@@ -234,8 +95,21 @@ export function requestKeyDefence(options: { databaseDecides: boolean; bankKey: 
   };
 }
 
+/**
+ * Whether the attempt's key already holds something final (its first outcome, or another payload): then how
+ * layer 2 answers it, to be given once the asker has said why it asked. Layer 1 asks this of a spent token's
+ * request that names its intent.
+ */
+export async function answerOfKey(attempt: Attempt): Promise<(() => Answer) | undefined> {
+  const known = await peekRequestKey(attempt.key.name, attempt.key.fingerprint, {
+    now: attempt.now(),
+    leaseMs: attempt.leaseMs,
+  });
+  return known ? () => answerFromKey(known, attempt) : undefined;
+}
+
 /** What layer 2 answers from a key that already holds something: its first outcome, or a mismatch. */
-export function answerFromKey(decision: ClaimDecision, attempt: Attempt): Answer {
+function answerFromKey(decision: ClaimDecision, attempt: Attempt): Answer {
   const { span, key } = attempt;
   switch (decision.kind) {
     case 'replay': {
@@ -281,11 +155,7 @@ async function answerInProgress(
 }
 
 /** The first request stalled or died past its lease, or its outcome is unknown: take its claim over. */
-async function takeOver(
-  attempt: Attempt,
-  seen: RequestKeyClaim,
-  options: { databaseDecides: boolean; bankKey: boolean },
-): Promise<Claim> {
+async function takeOver(attempt: Attempt, seen: RequestKeyClaim, options: RequestKeyOptions): Promise<Claim> {
   const { key, span } = attempt;
   const taker = { owner: attempt.attemptId, fingerprint: key.fingerprint };
   await attempt.at?.('key.takeOver');
@@ -300,7 +170,7 @@ async function takeOver(
   const hold = keyHold(attempt, fence, seen);
   // With layer 3 or 4 on, the database decides next. Alone, layer 2 asks the bank itself.
   if (options.databaseDecides) return { kind: 'held', hold };
-  const recovered = await recoverAlone(attempt, fence, seen, options.bankKey);
+  const recovered = await recoverAlone(attempt, fence, seen, options);
   return recovered ? stop(recovered) : { kind: 'held', hold };
 }
 
@@ -314,7 +184,7 @@ async function recoverAlone(
   attempt: Attempt,
   fence: number,
   seen: RequestKeyClaim,
-  bankKey: boolean,
+  { bankKey, recordOnOrder }: RequestKeyOptions,
 ): Promise<Answer | undefined> {
   const { key, span, orderNo, attemptId: owner } = attempt;
   const { verdict, askedAt } = await attempt.recovery.askBankAfterTakeover(
@@ -324,7 +194,7 @@ async function recoverAlone(
   if (verdict.kind === 'charged') {
     const outcome = outcomeFromCharge(orderNo, verdict.charge);
     await attempt.at?.('order.record');
-    await recordUnguarded(outcome);
+    await recordOnOrder(outcome);
     const done = { fingerprint: key.fingerprint, outcome, existing: false };
     await attempt.at?.('key.complete');
     await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);

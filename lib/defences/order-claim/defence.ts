@@ -1,0 +1,174 @@
+import 'server-only';
+// Layers 3 and 4, one claim on the order. Layer 3, the payment state machine: the order is claimed before the
+// bank by a conditional update (`UPDATE orders SET status = 'PROCESSING' WHERE order_no = ? AND status =
+// 'PENDING'`): one row changed means this request won; zero means another already did. Layer 4, the unique
+// constraint: a dedup row (PAYMENT, order number) that the database's unique key refuses to hold twice
+// (P2002), whatever got through the layers above, the last millimetre. With both on, one statement takes both
+// (one round trip). Each claim raises the order's generation, its fencing token; every later move is
+// conditional on this attempt's id and that token. The statements are this folder's store.ts, the states'
+// moves its transitions.ts (pure); this module is the rules.
+// Catches: every duplicate of every source for the same order. Misses: nothing for an order; layer 3 needs a
+// business object with clear states, layer 4 costs a write per payment.
+//
+// What a duplicate stopped here gets (the statement changed no row, or the unique key refused it): the
+// reconciler is asked about the order (lib/payments/reconcile.ts, passed in as `recovery`):
+//   - a final outcome (recorded, or found now with the bank under a dead claim): the first outcome;
+//   - a dead claim, and nothing can be charged twice (the bank never saw it, the window passed, or the bank's
+//     key will return what lands): no stop, this attempt takes the claim over and pays;
+//   - a charge in doubt that may still land: "in progress", answered by the reconciler;
+//   - a live claim: "in progress" (once more first if the claim vanished between the statement and the read).
+// When the claim is given back: completed with the outcome once the bank has answered (PAID or DECLINED, the
+// outcome on the dedup row, the outbox event for the receipt); released when the bank refused before
+// charging (PENDING again, the row deleted); kept UNKNOWN (the row without an outcome) when the bank's answer
+// is unknown, for the reconciler. A claim lost before the bank (taken over after a pause) is not this
+// attempt's to write any more.
+import { decide, reason } from '../../telemetry/spans.ts';
+import { type Attempt, type Claim, type Defence, type Hold, type OrderHold, stop } from '../defence.ts';
+import type { Layer } from '../layers.ts';
+import {
+  claimOrder,
+  type DatabaseLayers,
+  keepClaimUnknown,
+  orderLock,
+  recordOutcome,
+  recordUnguarded,
+  releaseClaim,
+  renewClaim,
+} from './store.ts';
+
+/** Layers 3 and/or 4 as one defence: the order claimed by the statement the switched-on layers make. */
+export function orderClaimDefence(layers: DatabaseLayers & { bankKey: boolean }): Defence {
+  return {
+    layer: layers.stateMachine ? 'stateMachine' : 'uniqueConstraint',
+    async claim(attempt) {
+      const { span, orderNo, attemptId } = attempt;
+      for (let tries = 0; ; tries++) {
+        await attempt.at?.('order.claim');
+        const claimed = await claimOrder(layers, orderNo, attemptId, new Date(attempt.now()));
+        if ('fence' in claimed) {
+          const { fence } = claimed;
+          if (layers.stateMachine) decide(span, 'stateMachine', 'claimed', reason('dbClaimed', { fence }));
+          if (layers.uniqueConstraint)
+            decide(span, 'uniqueConstraint', 'inserted', reason('dedupInserted', { orderNo, fence }));
+          return { kind: 'held', hold: orderHold(attempt, { orderNo, attemptId, fence }, layers, false) };
+        }
+        const answer = await answerDuplicate(attempt, claimed.refusedBy, layers);
+        if (answer !== 'again') return answer;
+        // The claim went away between this attempt's claim and its read (its holder released it): once more.
+        if (tries > 0) return stillProcessing(attempt, claimed.refusedBy);
+      }
+    },
+  };
+}
+
+/**
+ * A duplicate. The first outcome if there is one; a dead claim is taken over by this request, which pays
+ * once the bank has said nothing can be charged twice (reconcile.ts). `said`: the layer whose statement
+ * refused it (the reasons' "0 rows", "unique violation (P2002)").
+ */
+async function answerDuplicate(
+  attempt: Attempt,
+  said: Layer,
+  layers: DatabaseLayers & { bankKey: boolean },
+): Promise<Claim | 'again'> {
+  const { span } = attempt;
+  const answer = await attempt.recovery.reconcile({ attemptId: attempt.attemptId, bankKey: layers.bankKey });
+  switch (answer.kind) {
+    case 'settled': {
+      const found = answer.found ? 'yes' : 'no';
+      decide(span, said, 'stopped', reason('dbSettled', { layer: said, found, status: answer.outcome.status }));
+      // Found by the reconciler: the dead claim's own charge, answered as its replay. Else the order was
+      // already settled, by another intent as far as this request can tell.
+      const answeredBy = answer.found ? 'reconciler' : said;
+      return stop({ kind: 'duplicate', outcome: answer.outcome, answeredBy, existing: !answer.found });
+    }
+    case 'resumed':
+      decide(span, said, 'takeover', reason('dbTakeover', { layer: said, fence: answer.hold.fence }));
+      return { kind: 'held', hold: orderHold(attempt, answer.hold, layers, true) };
+    case 'waiting':
+      decide(span, said, 'stopped', reason('dbConfirming', { layer: said }));
+      return stop({ kind: 'in_progress', answeredBy: 'reconciler' });
+    case 'gone':
+      return stop({ kind: 'order_not_found' });
+    case 'idle':
+    case 'released':
+      return 'again';
+    case 'running':
+      return stillProcessing(attempt, said);
+  }
+}
+
+function stillProcessing(attempt: Attempt, said: Layer): Claim {
+  decide(attempt.span, said, 'stopped', reason('dbStillProcessing', { layer: said }));
+  return stop({ kind: 'in_progress', answeredBy: said });
+}
+
+/** The order this attempt holds in the database, and how each end of the attempt reaches it. */
+function orderHold(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, tookOver: boolean): Hold {
+  const { span, orderNo } = attempt;
+  const layer: Layer = layers.stateMachine ? 'stateMachine' : 'uniqueConstraint';
+  return {
+    fence: { fence: { lock: orderLock(orderNo), token: hold.fence }, byLock: false, layer },
+    tookOver,
+    async renew(now) {
+      await attempt.at?.('order.renew');
+      if (await renewClaim(hold, layers, new Date(now))) return undefined;
+      decide(span, layer, 'lost', reason('claimLost'));
+      return { kind: 'in_progress', answeredBy: layer };
+    },
+    // Before the bank only a lost claim stops this attempt after the database: it is another's now.
+    stopped: async (answer) => answer,
+    async settle(verdict) {
+      switch (verdict.kind) {
+        case 'settled':
+          // A failure here happens after the money moved: the reconciler settles the order from the bank.
+          await attempt.at?.('order.record');
+          await recordOutcome(verdict.outcome, hold, layers).then(
+            (recorded) => {
+              if (!recorded) decide(span, 'outcome', 'late', reason('outcomeLate'));
+            },
+            (error: Error) =>
+              console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
+          );
+          return;
+        case 'nothingMoved':
+          await attempt.at?.('order.release');
+          await releaseClaim(hold).catch((error: Error) =>
+            console.error(`[pay] ${orderNo}: claim not released (${error.message})`),
+          );
+          return;
+        case 'unknown':
+          await attempt.at?.('order.keepUnknown');
+          await keepClaimUnknown(hold, new Date(verdict.since)).catch(() => {});
+          return;
+      }
+    },
+  };
+}
+
+/**
+ * Layers 3 and 4 both off: nothing guards the order. It is still written when the bank answers, unguarded:
+ * the last request to finish writes its outcome over the first one's (the card statement, not this row,
+ * shows how many charges there were).
+ */
+export const unguardedOrder: Defence = {
+  name: 'order',
+  async claim(attempt) {
+    const { orderNo } = attempt;
+    return {
+      kind: 'held',
+      hold: {
+        tookOver: false,
+        renew: async () => undefined,
+        stopped: async (answer) => answer,
+        async settle(verdict) {
+          if (verdict.kind !== 'settled') return;
+          await attempt.at?.('order.record');
+          await recordUnguarded(verdict.outcome).catch((error: Error) =>
+            console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
+          );
+        },
+      },
+    };
+  },
+};
