@@ -1,5 +1,6 @@
 // One step of one payment request, as the lab's timeline shows it. Pure types, shared with the browser.
-import type { Layer } from './settings.ts';
+import type { Layer } from '../defences/layers.ts';
+import type { Decision } from '../telemetry/decisions.ts';
 
 /** Layer 0's step is the browser's: a click it swallowed, reported by the page (POST /api/lab/timeline). */
 export type TimelineStep =
@@ -22,8 +23,8 @@ export type TimelineEvent = {
   /** Which app instance handled it (cluster mode shows two). */
   instance: string;
   step: TimelineStep;
-  /** What the step decided: "passed", "stopped", "off", "charged", ... */
-  decision: string;
+  /** What the step decided: "passed", "stopped", "off", "charged", ... (every screen words each one). */
+  decision: Decision;
   /** Why, in words a workshop can read: in English (the API's, the logs'; rendered from `reason` when there is one). */
   detail?: string;
   /**

@@ -1,0 +1,43 @@
+// What a request costs, counted and not timed: Redis commands (INFO commandstats) and database round trips.
+import type { Redis } from 'ioredis';
+import { BASE } from './plan.ts';
+
+export async function commandStats(redis: Redis): Promise<Map<string, number>> {
+  const info = await redis.info('commandstats');
+  const stats = new Map<string, number>();
+  for (const match of info.matchAll(/cmdstat_([a-z|_-]+):calls=(\d+)/g))
+    stats.set(match[1] as string, Number(match[2]));
+  return stats;
+}
+
+export function delta(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, calls] of after) {
+    const diff = calls - (before.get(name) ?? 0);
+    if (diff > 0 && name !== 'info') out.set(name, diff);
+  }
+  return out;
+}
+
+export async function roundTrips(): Promise<number> {
+  return ((await (await fetch(`${BASE}/api/bench/stats`)).json()) as { databaseRoundTrips: number }).databaseRoundTrips;
+}
+
+/** Redis commands and database round trips per request, over `count` sequential requests. */
+export async function costOf(
+  redis: Redis,
+  count: number,
+  send: (i: number) => Promise<Response>,
+): Promise<{ redis: Map<string, number>; redisTotal: number; database: number }> {
+  await new Promise((resolve) => setTimeout(resolve, 300)); // let fire-and-forget timeline writes land
+  const [redisBefore, dbBefore] = [await commandStats(redis), await roundTrips()];
+  for (let i = 0; i < count; i++) await (await send(i)).arrayBuffer();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const [redisAfter, dbAfter] = [await commandStats(redis), await roundTrips()];
+  const perRequest = new Map([...delta(redisBefore, redisAfter)].map(([name, calls]) => [name, calls / count]));
+  return {
+    redis: perRequest,
+    redisTotal: [...perRequest.values()].reduce((a, b) => a + b, 0),
+    database: (dbAfter - dbBefore) / count,
+  };
+}

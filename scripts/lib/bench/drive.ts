@@ -1,0 +1,100 @@
+// The benchmark's drive: orders made by SQL, autocannon's load against a route, the app stopped.
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import { encodeOrderFacts, ORDER_FACTS_TTL_MS, orderFactsKey } from '../../../lib/payments/order-facts.ts';
+import { BASE, CONNECTIONS, type Load, SECONDS } from './plan.ts';
+
+export function orderNo(): string {
+  const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
+  let suffix = '';
+  for (const byte of randomBytes(16)) suffix += alphabet[byte % 32];
+  return `ord_${suffix}`;
+}
+
+/**
+ * Pending orders, inserted in bulk (the benchmark measures payments, not order creation). As the app's own
+ * createOrder does, an order with no settings of its own gets its facts in Redis (lib/payments/order-facts.ts).
+ */
+export async function createOrders(db: pg.Pool, redis: Redis, count: number, lab: unknown): Promise<string[]> {
+  const numbers = Array.from({ length: count }, orderNo);
+  for (let i = 0; i < numbers.length; i += 5_000) {
+    await db.query(
+      `INSERT INTO orders (order_no, amount_cents, status, lab, updated_at)
+       SELECT unnest($1::text[]), 4200, 'PENDING', $2::jsonb, now()`,
+      [numbers.slice(i, i + 5_000), lab === null ? null : JSON.stringify(lab)],
+    );
+  }
+  if (lab === null) {
+    const facts = redis.pipeline();
+    const encoded = encodeOrderFacts({ amountCents: 4200, owner: null });
+    for (const number of numbers) facts.set(orderFactsKey(number), encoded, 'PX', ORDER_FACTS_TTL_MS);
+    await facts.exec();
+  }
+  return numbers;
+}
+
+export function run(options: autocannon.Options): Promise<Load> {
+  return new Promise((resolve, reject) => {
+    autocannon(options, (error, result) => {
+      if (error) return reject(error);
+      resolve({
+        requestsPerSecond: Math.round(result.requests.average),
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        errors: result.errors + result.timeouts,
+        non2xx: result.non2xx,
+        total: result.requests.total,
+      });
+    });
+  });
+}
+
+/** POSTs to `path`, each request with the next body from `next` (a fresh order, or the storm's list). */
+export async function postLoad(
+  urlPath: string,
+  next: () => { body: unknown; key: string } | undefined,
+  options: { seconds?: number; amount?: number; connections?: number; base?: string } = {},
+): Promise<Load> {
+  return run({
+    url: `${options.base ?? BASE}${urlPath}`,
+    connections: options.connections ?? CONNECTIONS,
+    ...(options.amount ? { amount: options.amount } : { duration: options.seconds ?? SECONDS }),
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (request) => {
+          const item = next();
+          if (!item) return request;
+          return {
+            ...request,
+            headers: { 'content-type': 'application/json', 'idempotency-key': item.key, 'x-client-id': 'bench' },
+            body: JSON.stringify(item.body),
+          };
+        },
+      },
+    ],
+  });
+}
+
+/** A fresh pending order per request: the guarded path in full, never a replay. */
+export function freshPayments(orders: string[]): () => { body: unknown; key: string } | undefined {
+  let index = 0;
+  return () => {
+    const order = orders[index++ % orders.length] as string;
+    return { body: { orderNo: order, amountCents: 4200 }, key: `k-${order}` };
+  };
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within 10 s; resolves once it has (its port is free again). */
+export async function stopApp(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGCONT'); // in case it was stopped for the lab-off measurement
+  child.kill('SIGTERM');
+  const forced = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(forced);
+}

@@ -1,0 +1,19 @@
+// The benchmark's fixed parts (scripts/bench.ts runs it): its ports, its load (connections, seconds, warm-up).
+
+export const PORTS = { postgres: 25435, redis: 26382, app: 3150 }; // below the ephemeral range (scripts/test.ts)
+export const CONNECTIONS = 50;
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+export const WARMUP_SECONDS = 3;
+export const BASE = `http://127.0.0.1:${PORTS.app}`;
+/** One section alone: 'chaos' (see the header). */
+export const ONLY = process.env.BENCH_ONLY;
+export const log = (line: string) => console.log(`[bench] ${line}`);
+
+export type Load = {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  total: number;
+};
