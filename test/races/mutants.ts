@@ -74,7 +74,7 @@ export const MUTANTS: Mutant[] = [
   {
     name: 'an-event-per-record',
     breaks: 'the payment.paid event is written every time a charge is recorded, not once per charge (defect 5)',
-    file: 'lib/defences/order-claim/defence.ts',
+    file: 'lib/defences/order-claim/store.ts',
     from: 'SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, ${chargeId} FROM moved',
     to: 'SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, NULL FROM moved',
   },
