@@ -149,21 +149,31 @@ async function measureThroughput(
     ])) as [Load, Load, Load];
 
     // Where the time goes: the same guarded payments on an instance with the lab off (no lab settings to
-    // read, no timeline to write), everything else equal.
+    // read, no spans recorded, no timeline to write), everything else equal, in turns with the ideal guard on
+    // that same instance: the lab-off ratio is then measured in one process, as the lab-on one is.
     const labOff = startApp({
       port: PORTS.app + 1,
       env: { ...appEnv, BENCH_ROUTES: 'true', INSTANCE_NAME: 'bench-lab-off', LAB_ENABLED: 'false' },
       quiet: true,
     });
+    let idealLabOff: Load;
     let guardedLabOff: Load;
     try {
       await waitForApp(PORTS.app + 1, 60_000, labOff);
       const labOffNext = freshPayments(await createOrders(db, redis, labOffRun, null));
+      const labOffIdealNext = freshPayments(await createOrders(db, redis, perRun, null));
       app.kill('SIGSTOP'); // the main instance sits still while the other one is measured
-      const load = (seconds: number) =>
-        postLoad('/api/payments', labOffNext, { seconds, base: `http://127.0.0.1:${PORTS.app + 1}` });
+      const base = `http://127.0.0.1:${PORTS.app + 1}`;
+      const load = (seconds: number) => postLoad('/api/payments', labOffNext, { seconds, base });
       // A fresh process: warm it up as long as the main one was exercised before its own measurement.
-      guardedLabOff = await measure('POST /api/payments, all layers on, lab off', load, 3 * (SECONDS + WARMUP_SECONDS));
+      await load(3 * SECONDS);
+      [idealLabOff, guardedLabOff] = (await measureInTurns([
+        {
+          label: 'ideal guard, on the lab-off instance',
+          load: (seconds) => postLoad('/api/bench/ideal', labOffIdealNext, { seconds, base }),
+        },
+        { label: 'POST /api/payments, all layers on, lab off', load },
+      ])) as [Load, Load];
     } finally {
       app.kill('SIGCONT');
       labOff.kill('SIGTERM');
@@ -229,6 +239,7 @@ async function measureThroughput(
       ideal,
       guarded,
       guardedLabOff,
+      idealLabOff,
       unguarded,
       storm: { ...stormLoad, seconds: stormSeconds, charges: stormCharges[0]?.n, paid: stormPaid[0]?.n },
       cost: { payment, replay, otherKey, ideal: idealCost },

@@ -3,7 +3,10 @@ import { defencesOf, offsetsByOrder, planLane, readDelivery } from './lane-view.
 import type { TimelineEvent } from './timeline-event.ts';
 
 /** A lane as pay.ts marks it: [step, decision] in marking order. */
-function lane(marks: Array<[TimelineEvent['step'], TimelineEvent['decision']]>, channel: TimelineEvent['channel'] = 'browser') {
+function lane(
+  marks: Array<[TimelineEvent['step'], TimelineEvent['decision']]>,
+  channel: TimelineEvent['channel'] = 'browser',
+) {
   return marks.map(
     ([step, decision], index): TimelineEvent => ({
       requestId: 'r1',

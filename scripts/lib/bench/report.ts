@@ -33,6 +33,8 @@ export type BenchResults = {
   ideal: Load;
   guarded: Load;
   guardedLabOff: Load;
+  /** The ideal guard on the lab-off instance, in turns with it. */
+  idealLabOff: Load;
   unguarded: Load;
   storm: Load & { seconds: number; charges?: number; paid?: number };
   cost: { payment: Cost; replay: Cost; otherKey: Cost; ideal: Cost };
@@ -64,18 +66,15 @@ absolute numbers move from run to run: read the ratios, which are measured in th
 | ideal guard, by hand (ioredis + pg: 2 Redis commands, 3 SQL statements; the same simulated bank) | ${r.ideal.requestsPerSecond} | ${r.ideal.p50} | ${r.ideal.p99} | ${ratio(r.ideal.requestsPerSecond, r.empty.requestsPerSecond)} | 1.00 |
 | **POST /api/payments, all layers on** | **${r.guarded.requestsPerSecond}** | ${r.guarded.p50} | ${r.guarded.p99} | ${ratio(r.guarded.requestsPerSecond, r.empty.requestsPerSecond)} | **${ratio(r.guarded.requestsPerSecond, r.ideal.requestsPerSecond)}** |
 
-Target: guarded ≥ 0.8× ideal (acceptance ≥ 0.6×). Errors: ideal ${r.ideal.errors + r.ideal.non2xx}, guarded ${r.guarded.errors + r.guarded.non2xx}.
+Target: guarded ≥ 0.9× ideal with the lab on (≥ 0.95× with it off, below). Errors: ideal ${r.ideal.errors + r.ideal.non2xx}, guarded ${r.guarded.errors + r.guarded.non2xx}.
 
 Where the time goes. The same guarded payments on an instance with the lab turned off (\`LAB_ENABLED=false\`: no lab
-settings read from Redis, no timeline written, as a production checkout would run): ${r.guardedLabOff.requestsPerSecond} req/s, p50
-${r.guardedLabOff.p50} ms, **${ratio(r.guardedLabOff.requestsPerSecond, r.ideal.requestsPerSecond)}× the ideal**. ${
-    r.guardedLabOff.requestsPerSecond > r.guarded.requestsPerSecond
-      ? `The lab's instrumentation (each step of the timeline, published as one \`XADD\` for all the payments of
-25 ms; the settings, cached for 250 ms) is part of the difference; the lab-off instance is measured after the
-turns, not in them, so the rest is the run's drift.`
-      : `In this run the lab-off instance was no faster than the main one: the lab's instrumentation (a share of one
-\`XADD\` and the cached settings) is within the run-to-run noise of this shared machine.`
-  } What remains between the pipeline and the ideal: one more Redis round trip (the order's facts, its amount and
+settings read from Redis, no span recorded, no timeline written, as a production checkout would run), in turns with
+the ideal guard on that same instance: ${r.guardedLabOff.requestsPerSecond} req/s against the ideal's ${r.idealLabOff.requestsPerSecond}, p50
+${r.guardedLabOff.p50} ms, **${ratio(r.guardedLabOff.requestsPerSecond, r.idealLabOff.requestsPerSecond)}× the ideal** (target 0.95×). With the lab on, the
+difference is the lab's work: the payment's and its defences' spans (OpenTelemetry's SDK, about 10 µs a payment),
+their events turned into the timeline's lanes and published as one \`XADD\` for all the payments of 25 ms, and
+the lab's settings, cached for 250 ms (target 0.9×). What remains between the pipeline and the ideal: one more Redis round trip (the order's facts, its amount and
 owner, kept in Redis when it was created: with the lab's settings they decide what runs), Lua scripts where the
 ideal sends bare \`SET\`s (the claim's fencing token, the owner check before completing), zod at every boundary,
 and the route's own checks (the key's RFC 9651 syntax, the caller, the body's limits). How the gap was closed: the
