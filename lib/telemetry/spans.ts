@@ -52,7 +52,10 @@ export function decide(span: Span, step: Step, decision: Decision, why?: Reason)
     if (why.values)
       for (const [name, value] of Object.entries(why.values)) attributes[`${ATTR.reason}.${name}`] = value;
   }
-  span.addEvent(decision, attributes);
+  // Dated on one clock for every span: the SDK dates an event from its span's start, which it takes from
+  // Date.now() (whole milliseconds), so two spans' events less than a millisecond apart could swap places, and
+  // a lane would show a key released before the layer that stopped its request.
+  span.addEvent(decision, attributes, performance.timeOrigin + performance.now());
 }
 
 /** The reason an event carries, read back from its attributes (the lab's processor, a test's receiver). */

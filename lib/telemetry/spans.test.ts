@@ -1,0 +1,45 @@
+// A payment's decisions, read back from its spans in the order they were taken, whichever span each is on.
+import { trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { decide, reason, TRACER_NAME } from './spans.ts';
+
+const exporter = new InMemorySpanExporter();
+const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+const tracer = provider.getTracer(TRACER_NAME);
+afterAll(() => provider.shutdown());
+
+const ms = ([seconds, nanos]: [number, number]) => seconds * 1_000 + nanos / 1e6;
+
+describe('decisions on spans', () => {
+  it('are dated on one clock: a decision taken later is later, on any span', () => {
+    // The SDK dates a span's start from Date.now(), in whole milliseconds: a span begun just before a
+    // millisecond ends looks up to 1 ms older than it is. Make that 3 ms for the span of the later decision.
+    const stateMachine = tracer.startSpan('defence stateMachine');
+    const realNow = Date.now.bind(Date);
+    const skewed = vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 3);
+    const requestKey = tracer.startSpan('defence requestKey');
+    skewed.mockRestore();
+    decide(stateMachine, 'stateMachine', 'stopped', reason('dbStillProcessing', { layer: 'stateMachine' }));
+    decide(requestKey, 'requestKey', 'released', reason('keyReleased'));
+    stateMachine.end();
+    requestKey.end();
+    const events = exporter
+      .getFinishedSpans()
+      .flatMap((span) => span.events)
+      .sort((a, b) => ms(a.time) - ms(b.time));
+    expect(events.map((event) => event.name)).toEqual(['stopped', 'released']);
+    expect(events[0]?.attributes).toMatchObject({
+      'payonce.step': 'stateMachine',
+      'payonce.reason': 'dbStillProcessing',
+      'payonce.reason.layer': 'stateMachine',
+    });
+  });
+
+  it('cost nothing and record nothing when no tracer provider is registered', () => {
+    const span = trace.getTracer(TRACER_NAME).startSpan('payment');
+    expect(span.isRecording()).toBe(false);
+    decide(span, 'request', 'received');
+    span.end();
+  });
+});
