@@ -91,7 +91,7 @@ export function hotPath(): SqlRunner {
 const HOT_PATH: SqlRunner = {
   async $queryRaw<T>(strings: TemplateStringsArray, ...values: unknown[]): Promise<T> {
     const query = Prisma.sql(strings, ...values);
-    globalForPrisma.hotPath ??= new PrismaPg(getPool()).connect();
+    globalForPrisma.hotPath ??= new PrismaPg(getPool(), { statementNameGenerator: preparedName }).connect();
     const adapter = await globalForPrisma.hotPath;
     const result = await adapter.queryRaw({
       sql: query.text,
@@ -101,6 +101,24 @@ const HOT_PATH: SqlRunner = {
     return result.rows.map((row) => Object.fromEntries(result.columnNames.map((name, i) => [name, row[i]]))) as T;
   },
 };
+
+/**
+ * The hot path's statements are prepared: each connection parses and plans a statement once, the first time
+ * it runs it, and afterwards only binds its values (PostgreSQL's extended protocol, a named statement). The
+ * statements are a handful of fixed texts (a few per combination of the lab's switches), each named by the
+ * order it was first seen in; a text beyond the first 64 (there is none) would run unnamed (''), so that
+ * no bug can fill the server's memory with statements.
+ */
+function preparedName({ sql }: { sql: string }): string {
+  let name = preparedNames.get(sql);
+  if (name === undefined) {
+    if (preparedNames.size >= 64) return '';
+    name = `hot_${preparedNames.size}`;
+    preparedNames.set(sql, name);
+  }
+  return name;
+}
+const preparedNames = new Map<string, string>();
 
 /** How the adapter is to send a value: a date as a timestamp, an array as a list, anything else as it is. */
 function argTypeOf(value: unknown): ArgType {
