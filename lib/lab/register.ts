@@ -4,7 +4,7 @@ import 'server-only';
 // Redis server (a failover or restart on the timeline). An OTLP exporter, when OTEL_EXPORTER_OTLP_ENDPOINT
 // is set, gets the same spans, the lab on or off. Called once per process: Next.js's register()
 // (instrumentation.ts), the worker, a test's setup.
-import { context, ProxyTracerProvider, type TracerProvider, trace } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -13,7 +13,7 @@ import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { type Env, env } from '../env.ts';
 import { setPolicySource } from '../payments/policy.ts';
 import { watchRedisServer } from '../redis.ts';
-import { TRACER_NAME } from '../telemetry/spans.ts';
+import { setPaymentTracerProvider } from '../telemetry/spans.ts';
 import { type Crash, killThisProcess, labPolicySource } from './policy.ts';
 import { watchPrimary } from './redis-failover.ts';
 import { TimelineSpanProcessor } from './timeline-spans.ts';
@@ -44,11 +44,15 @@ export function registerLab(options: { crash?: Crash; config?: Config } = {}): v
         })
       : undefined;
   registry.payOnceLab = { provider };
-  if (provider) {
+  if (provider && otlp) {
     // With a collector, every span (Next.js's for the routes too) joins its request's trace: the active
-    // span follows the request through async calls. The lab alone needs only this code's spans.
-    if (otlp) context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    trace.setGlobalTracerProvider(otlp ? provider : onlyOurs(provider));
+    // span follows the request through async calls.
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    trace.setGlobalTracerProvider(provider);
+  } else if (provider) {
+    // The lab alone reads only this code's spans: Next.js's stay the API's no-ops, and Next.js, which sees
+    // no provider, does not trace its requests at all.
+    setPaymentTracerProvider(provider);
   }
   if (!LAB_ENABLED) return;
   const flush = () => flushLab();
@@ -59,15 +63,6 @@ export function registerLab(options: { crash?: Crash; config?: Config } = {}): v
 /** Publishes every span the lab has not yet published (before a crash fault kills the process). */
 export async function flushLab(): Promise<void> {
   await registry.payOnceLab?.provider?.forceFlush();
-}
-
-/** Only this code's tracer records: Next.js's spans stay no-ops (nobody would read them), at no cost. */
-function onlyOurs(provider: SdkTracerProvider): TracerProvider {
-  const none = new ProxyTracerProvider(); // with no delegate: the API's no-op tracer
-  return {
-    getTracer: (name, version, options) =>
-      name === TRACER_NAME ? provider.getTracer(name, version, options) : none.getTracer(name, version, options),
-  };
 }
 
 function withSlash(url: string): string {

@@ -5,7 +5,15 @@
 // timeline's lanes (lib/lab/timeline-spans.ts), and OTEL_EXPORTER_OTLP_ENDPOINT sends the same spans to any
 // OTLP collector (Jaeger, Tempo). Pure of I/O: the attribute names and the small helpers that write them.
 import { createHash } from 'node:crypto';
-import { type Attributes, context, type Span, type SpanOptions, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  context,
+  type Span,
+  type SpanOptions,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
 import { ATTR_REASON, type Decision, type Reason, type ReasonKey, type Step } from './decisions.ts';
 
 export { reason } from './decisions.ts';
@@ -14,7 +22,20 @@ export type { Decision, Reason, ReasonKey, Span, Step };
 /** The name of this code's tracer: a processor that reads only the business code's spans looks for it. */
 export const TRACER_NAME = 'pay-once';
 
-export const tracer = trace.getTracer(TRACER_NAME);
+/** The global tracer (OpenTelemetry's API: a no-op until a provider is registered globally). */
+const globalTracer = trace.getTracer(TRACER_NAME);
+
+// On globalThis: Next.js bundles instrumentation.ts (where the lab registers) apart from the routes.
+const registry = globalThis as unknown as { payOnceTracer?: Tracer };
+
+/**
+ * A provider for this code's spans alone, leaving the global one as it is (the lab without a collector:
+ * nobody reads Next.js's spans, and Next.js instruments every request once a global provider is set, which
+ * costs a payment about 40 µs of CPU: bench/results.md). Undefined: the global tracer again.
+ */
+export function setPaymentTracerProvider(provider: TracerProvider | undefined): void {
+  registry.payOnceTracer = provider?.getTracer(TRACER_NAME);
+}
 
 /** The attributes this code writes (its own namespace; HTTP's are the semantic conventions, on the routes). */
 export const ATTR = {
@@ -63,16 +84,20 @@ export function reasonOf(attributes: Attributes | undefined): Reason | undefined
   const key = attributes?.[ATTR.reason];
   if (typeof key !== 'string') return undefined;
   const prefix = `${ATTR.reason}.`;
-  const values: Record<string, string> = {};
-  for (const [name, value] of Object.entries(attributes ?? {}))
-    if (name.startsWith(prefix) && value !== undefined) values[name.slice(prefix.length)] = String(value);
-  return Object.keys(values).length > 0 ? { key: key as ReasonKey, values } : { key: key as ReasonKey };
+  let values: Record<string, string> | undefined;
+  for (const name in attributes) {
+    const value = attributes[name];
+    if (value === undefined || !name.startsWith(prefix)) continue;
+    values ??= {};
+    values[name.slice(prefix.length)] = String(value);
+  }
+  return values ? { key: key as ReasonKey, values } : { key: key as ReasonKey };
 }
 
 /** A span that is a child of `parent` (or of whatever span is active: the route's, when Next.js traces it). */
 export function startSpan(name: string, options: SpanOptions, parent?: Span): Span {
   const parentContext = parent ? trace.setSpan(context.active(), parent) : context.active();
-  return tracer.startSpan(name, options, parentContext);
+  return (registry.payOnceTracer ?? globalTracer).startSpan(name, options, parentContext);
 }
 
 /** A caller as a span names it: a short hash, so no trace and no screen ever shows anyone's session id. */
