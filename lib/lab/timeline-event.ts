@@ -40,3 +40,24 @@ export type TimelineEvent = {
    */
   viewers?: string[];
 };
+
+/** What every step of one lane shares. */
+export type LaneBase = Pick<TimelineEvent, 'requestId' | 'orderNo' | 'channel' | 'instance' | 'viewers'>;
+
+/** One step of a lane, as stored: [durationMs, at, step, decision, reason?]. */
+export type StoredStep = [number, number, TimelineStep, Decision, TimelineEvent['reason']?];
+
+/**
+ * Steps of one lane as the span processor publishes them: what they share once, then each step as a tuple,
+ * a third of the bytes of as many TimelineEvents (the lab's cost on every payment: bench/results.md).
+ */
+export type LanePiece = { lane: LaneBase; steps: StoredStep[] };
+
+/** A lane's pieces as the events every screen reads. */
+export function eventsOfPiece({ lane, steps }: LanePiece): TimelineEvent[] {
+  return steps.map(([durationMs, at, step, decision, reason]) => {
+    const event: TimelineEvent = { ...lane, step, decision, durationMs, at };
+    if (reason) event.reason = reason;
+    return event;
+  });
+}

@@ -8,8 +8,8 @@ import 'server-only';
 import type { Attributes, HrTime } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { ATTR, type Decision, reasonOf, type Step, TRACER_NAME } from '../telemetry/spans.ts';
-import { flushTimeline, publishTimelineEvents } from './timeline.ts';
-import type { TimelineEvent } from './timeline-event.ts';
+import { flushTimeline, publishTimelineLanes } from './timeline.ts';
+import type { LaneBase, LanePiece, StoredStep } from './timeline-event.ts';
 
 /** How often running lanes are published. */
 const TICK_MS = 25;
@@ -76,21 +76,24 @@ export class TimelineSpanProcessor implements SpanProcessor {
 
   private publish(everything: boolean): void {
     const now = performance.timeOrigin + performance.now();
-    const events: TimelineEvent[] = [];
+    const pieces: LanePiece[] = [];
     for (const lane of this.lanes) {
       const done = lane.ended || now - lane.startedAt > FORGET_AFTER_MS;
-      if (done || everything || now - lane.startedAt >= LIVE_AFTER_MS) events.push(...this.newSteps(lane));
+      if (done || everything || now - lane.startedAt >= LIVE_AFTER_MS) {
+        const piece = this.newSteps(lane);
+        if (piece) pieces.push(piece);
+      }
       if (done) this.forget(lane);
     }
-    if (events.length > 0) publishTimelineEvents(events);
+    if (pieces.length > 0) publishTimelineLanes(pieces);
     if (this.lanes.size === 0) {
       clearInterval(this.ticking);
       this.ticking = undefined;
     }
   }
 
-  /** The lane's steps not yet published, in the order they happened. */
-  private newSteps(lane: Lane): TimelineEvent[] {
+  /** The lane's steps not yet published, in the order they happened (undefined: none). */
+  private newSteps(lane: Lane): LanePiece | undefined {
     const fresh: Array<{ time: number; name: string; attributes?: Attributes }> = [];
     for (const span of lane.spans) {
       const from = lane.published.get(span) ?? 0;
@@ -101,22 +104,19 @@ export class TimelineSpanProcessor implements SpanProcessor {
       }
       lane.published.set(span, events.length);
     }
-    if (fresh.length === 0) return [];
+    if (fresh.length === 0) return undefined;
     fresh.sort((a, b) => a.time - b.time);
-    const base = laneBase(lane.root.attributes);
-    return fresh.map(({ time, name, attributes }) => {
-      const step: TimelineEvent = {
-        ...base,
-        step: String(attributes?.[ATTR.step] ?? 'request') as Step,
-        decision: name as Decision,
-        durationMs: Math.max(0, Math.round(time - lane.last)),
-        at: Math.round(time),
-      };
+    const steps = fresh.map(({ time, name, attributes }): StoredStep => {
+      const durationMs = Math.max(0, Math.round(time - lane.last));
+      const step = String(attributes?.[ATTR.step] ?? 'request') as Step;
       const why = reasonOf(attributes);
-      if (why) step.reason = why;
       lane.last = time;
-      return step;
+      return why
+        ? [durationMs, Math.round(time), step, name as Decision, why]
+        : [durationMs, Math.round(time), step, name as Decision];
     });
+    // What the steps share, read for each piece: the payment's span learns the order's owner (a viewer) as it goes.
+    return { lane: laneBase(lane.root.attributes), steps };
   }
 
   private forget(lane: Lane): void {
@@ -126,7 +126,7 @@ export class TimelineSpanProcessor implements SpanProcessor {
 }
 
 /** What every step of a lane shares, from its first span's attributes. */
-function laneBase(attributes: Attributes): Omit<TimelineEvent, 'step' | 'decision' | 'durationMs' | 'at'> {
+function laneBase(attributes: Attributes): LaneBase {
   const text = (name: string) => {
     const value = attributes[name];
     return typeof value === 'string' ? value : undefined;
@@ -135,7 +135,7 @@ function laneBase(attributes: Attributes): Omit<TimelineEvent, 'step' | 'decisio
   return {
     requestId: text(ATTR.requestId) ?? '',
     orderNo: text(ATTR.orderNo) ?? '',
-    channel: (text(ATTR.channel) ?? 'api') as TimelineEvent['channel'],
+    channel: (text(ATTR.channel) ?? 'api') as LaneBase['channel'],
     instance: text(ATTR.instance) ?? '',
     viewers: [...new Set(viewers)],
   };

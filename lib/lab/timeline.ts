@@ -5,19 +5,20 @@ import { env } from '../env.ts';
 import { getRedis } from '../redis.ts';
 import { hashCaller } from '../telemetry/spans.ts';
 import { englishDetail, type TimelineReason } from './reasons.ts';
-import type { TimelineEvent } from './timeline-event.ts';
+import { eventsOfPiece, type LanePiece, type TimelineEvent } from './timeline-event.ts';
 
 export const TIMELINE_KEY = 'lab:timeline';
 const MAX_ENTRIES = 1_000;
 
 /** How long a process gathers lanes before it publishes them together (a lab tab polls every 700 ms). */
 const BATCH_MS = 25;
-let gathered: TimelineEvent[] = [];
+let gathered: LanePiece[] = [];
 let publishing: NodeJS.Timeout | undefined;
 
-function append(events: TimelineEvent[]): Promise<void> {
+/** One stream entry: single events (`events`, TimelineEvent[]) or pieces of lanes (`lanes`, LanePiece[]). */
+function append(field: 'events' | 'lanes', items: TimelineEvent[] | LanePiece[]): Promise<void> {
   return getRedis()
-    .xadd(TIMELINE_KEY, 'MAXLEN', '~', MAX_ENTRIES, '*', 'events', JSON.stringify(events))
+    .xadd(TIMELINE_KEY, 'MAXLEN', '~', MAX_ENTRIES, '*', field, JSON.stringify(items))
     .then(
       () => undefined,
       (error: Error) => console.error(`[timeline] not published: ${error.message}`),
@@ -25,19 +26,19 @@ function append(events: TimelineEvent[]): Promise<void> {
 }
 
 /**
- * Publishes a request's events. The lanes of the requests that finish within 25 ms go out together, as one
- * stream entry: one command and one round trip for all of them, instead of one per payment (the lab's
- * cost on every payment; see bench/results.md). Off with the lab: nobody could read them.
+ * Publishes requests' steps, lane by lane. The lanes of the requests that finish within 25 ms go out
+ * together, as one stream entry: one command and one round trip for all of them, instead of one per payment
+ * (the lab's cost on every payment; see bench/results.md). Off with the lab: nobody could read them.
  */
-export function publishTimelineEvents(events: TimelineEvent[]): void {
-  if (events.length === 0 || !env().LAB_ENABLED) return;
-  gathered.push(...events);
+export function publishTimelineLanes(pieces: LanePiece[]): void {
+  if (pieces.length === 0 || !env().LAB_ENABLED) return;
+  gathered.push(...pieces);
   if (publishing) return;
   publishing = setTimeout(() => {
     publishing = undefined;
     const batch = gathered;
     gathered = [];
-    void append(batch);
+    void append('lanes', batch);
   }, BATCH_MS);
 }
 
@@ -47,7 +48,7 @@ export async function flushTimeline(): Promise<void> {
   publishing = undefined;
   const batch = gathered;
   gathered = [];
-  if (batch.length > 0) await append(batch);
+  if (batch.length > 0) await append('lanes', batch);
 }
 
 /**
@@ -55,7 +56,7 @@ export async function flushTimeline(): Promise<void> {
  * browser swallowed, whose report is answered once the event is on the timeline). Never rejects.
  */
 export function publishTimelineEvent(event: TimelineEvent): Promise<void> {
-  return env().LAB_ENABLED ? append([event]) : Promise.resolve();
+  return env().LAB_ENABLED ? append('events', [event]) : Promise.resolve();
 }
 
 /** The event with its `detail`: the English wording of its reason, for the lanes that carry a reason only. */
@@ -86,7 +87,7 @@ export async function readTimeline(
     : (await redis.xrevrange(TIMELINE_KEY, '+', '-', 'COUNT', limit)).reverse();
   return entries.flatMap(([streamId, fields]) => {
     try {
-      const events = JSON.parse(fields[fields.indexOf('events') + 1] ?? '[]') as TimelineEvent[];
+      const events = eventsOfEntry(fields);
       return events.flatMap((event, index) =>
         // A change of Redis server concerns every payment in flight: every lab shows it.
         viewer === undefined || event.viewers?.includes(viewer) || event.channel === 'redis'
@@ -97,6 +98,13 @@ export async function readTimeline(
       return [];
     }
   });
+}
+
+/** An entry's events, whichever way it holds them (single events, or pieces of lanes). */
+function eventsOfEntry(fields: string[]): TimelineEvent[] {
+  const at = fields.indexOf('lanes');
+  if (at >= 0) return (JSON.parse(fields[at + 1] ?? '[]') as LanePiece[]).flatMap(eventsOfPiece);
+  return JSON.parse(fields[fields.indexOf('events') + 1] ?? '[]') as TimelineEvent[];
 }
 
 export async function clearTimeline(): Promise<void> {

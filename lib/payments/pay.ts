@@ -213,13 +213,15 @@ async function claimInOrder(defences: Defence[], attempt: Attempt): Promise<Clai
 }
 
 /**
- * One defence's claim in a span of its own, a child of the payment's: the defence records its decisions
+ * One layer's claim in a span of its own, a child of the payment's: the defence records its decisions
  * there. The span ends when the defence has nothing more to say: at once if it stopped or passed the
- * attempt, else once its claim has heard the attempt's end (completed, released or kept).
+ * attempt, else once its claim has heard the attempt's end (completed, released or kept). A step that is
+ * not a layer (the order's amount, the unguarded order) has no span: it would be an empty one on every payment.
  */
 async function claimTraced(defence: Defence, attempt: Attempt): Promise<Claim> {
-  const name = defence.layer ?? defence.name;
-  const span = startSpan(`defence ${name}`, { attributes: { [ATTR.layer]: name } }, attempt.span);
+  const { layer } = defence;
+  if (layer === undefined) return defence.claim(attempt);
+  const span = startSpan(`defence ${layer}`, { attributes: { [ATTR.layer]: layer } }, attempt.span);
   try {
     const claim = await defence.claim({ ...attempt, span });
     if (claim.kind !== 'held') {
