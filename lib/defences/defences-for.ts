@@ -43,6 +43,22 @@ function layerDefences(layers: Layers): Record<Layer, Defence | undefined> {
   };
 }
 
+/**
+ * The defences of one combination of switches, made once: a defence keeps nothing of a payment (what it needs
+ * comes with the attempt), so every payment under the same switches shares them (32 combinations at most).
+ */
+function defencesOf(layers: Layers): Record<Layer, Defence | undefined> {
+  let key = 0;
+  for (const [bit, layer] of LAYERS.entries()) if (layers[layer]) key |= 1 << bit;
+  let made = madeFor.get(key);
+  if (!made) {
+    made = layerDefences(layers);
+    madeFor.set(key, made);
+  }
+  return made;
+}
+const madeFor = new Map<number, Record<Layer, Defence | undefined>>();
+
 /** Which layers apply to a request whatever the switches: layer 1 only to a request from a page. */
 const APPLIES: Record<Layer, (attempt: Attempt) => boolean> = {
   token: (attempt) => attempt.fromPage,
@@ -57,7 +73,7 @@ const APPLIES: Record<Layer, (attempt: Attempt) => boolean> = {
  * claim, 5 the bank's key. The switched-off layers that would have applied are marked "off" on its lane.
  */
 export function defencesFor(layers: Layers, attempt: Attempt): Defence[] {
-  const byLayer = layerDefences(layers);
+  const byLayer = defencesOf(layers);
   for (const layer of LAYERS) if (!layers[layer] && APPLIES[layer](attempt)) decide(attempt.span, layer, 'off');
   const database = byLayer.stateMachine ?? byLayer.uniqueConstraint ?? unguardedOrder;
   return [byLayer.token, byLayer.requestKey, theOrdersAmount, database, byLayer.bankKey].filter(

@@ -2,9 +2,9 @@ import 'server-only';
 // The lab's timeline, as one reader of the business code's spans: a span processor that turns each request's
 // spans (the payment's, its defences', the reconciler's, a receipt's) into one lane, and each span event (a
 // decision) into one step of it. A lane starts at a span that carries a request id; the spans below it are
-// the same lane. Each step measures the time since the previous one. A request that is still running is
-// published as it goes, every 25 ms (so a lab shows where a request waits: a stall, a slow bank), and its
-// last steps when its span ends. The processor only reads spans: it never slows down or fails a payment.
+// the same lane. Each step measures the time since the previous one. A request that is still running after
+// 250 ms is published as it goes, every 25 ms (so a lab shows where a request waits: a stall, a slow bank),
+// and its last steps when its span ends. The processor only reads spans: it never slows down or fails a payment.
 import type { Attributes, HrTime } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { ATTR, type Decision, reasonOf, type Step, TRACER_NAME } from '../telemetry/spans.ts';
@@ -13,8 +13,12 @@ import type { LaneBase, LanePiece, StoredStep } from './timeline-event.ts';
 
 /** How often running lanes are published. */
 const TICK_MS = 25;
-/** A request younger than this is published when it ends, in one piece (most payments are). */
-const LIVE_AFTER_MS = 100;
+/**
+ * A request younger than this is published when it ends, in one piece: most payments are, under load too (the
+ * bench's median payment takes about 110 ms). Older ones, a stall or a slow bank, show where they wait (a lab
+ * tab asks every 700 ms).
+ */
+const LIVE_AFTER_MS = 250;
 /** A lane whose span never ended (a bug, or a process that lost track) is forgotten after this long. */
 const FORGET_AFTER_MS = 600_000;
 

@@ -222,6 +222,8 @@ async function claimTraced(defence: Defence, attempt: Attempt): Promise<Claim> {
   const { layer } = defence;
   if (layer === undefined) return defence.claim(attempt);
   const span = startSpan(`defence ${layer}`, { attributes: { [ATTR.layer]: layer } }, attempt.span);
+  // Nobody listens (no provider registered: the API's no-op span): nothing to end later.
+  if (!span.isRecording()) return defence.claim(attempt);
   try {
     const claim = await defence.claim({ ...attempt, span });
     if (claim.kind !== 'held') {
