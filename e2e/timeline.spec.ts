@@ -79,7 +79,9 @@ test('a lane stopped by layer 3 ends there, its key released as the consequence;
   await expect(stopped).toHaveCount(1);
   await expect(paid).toHaveCount(1);
 
-  expect(await pathOf(stopped)).toEqual(['requestKey', 'stateMachine', 'outcome']);
+  // Polled: a lane's last steps reach the lab a moment after its answer (published within 50 ms, later on a
+  // busy machine), and the lab reads the timeline every 700 ms.
+  await expect.poll(() => pathOf(stopped)).toEqual(['requestKey', 'stateMachine', 'outcome']);
   const end = stopped.locator('[data-end]');
   await expect(end).toHaveAttribute('data-decision', 'stopped');
   await expect(end).toContainText('Stopped here by layer 3');
@@ -89,7 +91,9 @@ test('a lane stopped by layer 3 ends there, its key released as the consequence;
   await expect(then).toHaveAttribute('data-step', 'requestKey');
   await expect(then).toContainText('2 Request key released');
 
-  expect(await pathOf(paid)).toEqual(['requestKey', 'stateMachine', 'uniqueConstraint', 'bankKey', 'bank', 'outcome']);
+  await expect
+    .poll(() => pathOf(paid))
+    .toEqual(['requestKey', 'stateMachine', 'uniqueConstraint', 'bankKey', 'bank', 'outcome']);
   await expect(paid.locator('[data-consequence]')).toContainText('2 Request key completed');
   // When each began, relative to the order's first request.
   await expect(paid.getByTitle('Since the first request of this order')).toHaveText('first');

@@ -20,7 +20,7 @@
 import type { CallerScope } from '../session.ts';
 import type { Span } from '../telemetry/spans.ts';
 import type { AfterBank, Charge, ClaimState, Fence } from './fencing.ts';
-import type { Layer } from './layers.ts';
+import type { KeyStrategy, Layer } from './layers.ts';
 import type { PaymentOutcome } from './outcome.ts';
 import type { RaceHook } from './race-points.ts';
 
@@ -60,14 +60,20 @@ export type Verdict =
   /** The card may have been charged and the bank has not said so: keep every claim in doubt, since `since`. */
   | { kind: 'unknown'; since: number };
 
-/** The layer 2 key this attempt runs under, as the lab's key strategy made it. */
-export type AttemptKey = {
-  /** The Redis key: `idem:{<caller>:<key>}`. */
-  name: string;
-  /** The payload as the caller sent it: the same key with another amount is a mismatch, not a retry. */
-  fingerprint: string;
-  /** The key as a step names it: "key <key> (<strategy>)", the strategy only when it is not `business`. */
-  shown: { key: string; strategy: string };
+/**
+ * What a request says about its intent, from which layer 2 makes its key (the lab's key strategy: the
+ * article's first detail). The pipeline passes it on and never makes a key itself.
+ */
+export type Intent = {
+  /** How layer 2 makes its key of the rest. */
+  strategy: KeyStrategy;
+  orderNo: string;
+  /** API: the caller's Idempotency-Key. */
+  idempotencyKey?: string;
+  /** The parameters as submitted: the form's fields, or the JSON body, timestamp included if there is one. */
+  params: Record<string, string | number>;
+  /** The key the checkout form minted for this submit. */
+  submitKey?: string;
 };
 
 /** The recovery path, as the defences may call it (lib/payments/reconcile.ts provides it). */
@@ -119,7 +125,8 @@ export type Attempt = {
   namedIntent: boolean;
   /** This attempt's id: the holder every claim records, so that only this attempt settles it. */
   attemptId: string;
-  key: AttemptKey;
+  /** What the request says about its intent: layer 2's key is made of it. */
+  intent: Intent;
   /** How long a claim lives unrenewed. */
   leaseMs: number;
   /** How long layer 2 keeps a final outcome. */

@@ -243,8 +243,9 @@ describe('detail 3: when to release the claim', () => {
   it('a retry of an intent in doubt keeps its key in doubt, and later gets the payment as its own (201)', async () => {
     // Without layer 5, so the retry is told to wait by the database, not sent on to the bank's key.
     const layers = only('requestKey', 'stateMachine', 'uniqueConstraint');
-    // The charge lands 1 s late: time enough for the retry below to come first even on a loaded machine.
-    const orderNo = await newOrder({ layers, faults: { bankLateChargeMs: 1_000 }, claims: { leaseMs: 5_000 } });
+    // The charge lands 2.5 s late: time enough for the retry below to come first even on a loaded machine
+    // (1 s was not, beside a second npm test and a compiler).
+    const orderNo = await newOrder({ layers, faults: { bankLateChargeMs: 2_500 }, claims: { leaseMs: 5_000 } });
     const request = api(orderNo, `k-${orderNo}`);
     expect(await pay(request, testPayOptions())).toMatchObject({ kind: 'in_progress', answeredBy: 'bank' });
     // At once: the charge has not landed. The retry takes the key over, is told to wait, and gives it back
@@ -252,7 +253,7 @@ describe('detail 3: when to release the claim', () => {
     expect(await pay(request, testPayOptions())).toMatchObject({ kind: 'in_progress' });
     const record = JSON.parse((await getRedis().get(requestKeyName(request.caller, `k-${orderNo}`))) ?? '{}');
     expect(record).toMatchObject({ state: 'unknown', owner: null });
-    await sleep(1_100);
+    await sleep(2_600);
     await reconcileStalePayments(); // the background reconciler settles the order; the key is untouched
     const retry = await pay(request, testPayOptions());
     expect(retry).toMatchObject({ kind: 'duplicate', existing: false, outcome: { status: 'PAID' } });

@@ -21,7 +21,6 @@ import type { Answer, Attempt, Claim, Defence, Hold, ToBank } from '../defences/
 import { defencesFor } from '../defences/defences-for.ts';
 import { LAYERS, type Layers } from '../defences/layers.ts';
 import type { RaceHook } from '../defences/race-points.ts';
-import { attemptKeyOf } from '../defences/request-key/defence.ts';
 import { env } from '../env.ts';
 import { instanceName, newAttemptId, newRequestId } from '../instance.ts';
 import type { CallerScope } from '../session.ts';
@@ -155,19 +154,11 @@ async function readOrder(orderNo: string) {
   return order;
 }
 
-/** One attempt, as every defence sees it: the request, its layer 2 key, and the recovery path they may call. */
+/** One attempt, as every defence sees it: the request, its intent, and the recovery path they may call. */
 function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, span: Span): Attempt {
   const { orderNo, caller } = request;
   const { now, at, attemptIds = newAttemptId } = options;
   const { leaseMs } = order.policy;
-  // Layer 2's key, as the lab's key strategy makes it (the article's first detail: only `business` holds).
-  const key = attemptKeyOf(caller, order.policy.keyStrategy, {
-    orderNo,
-    idempotencyKey: request.idempotencyKey,
-    params: request.params ?? { orderNo },
-    submitKey: request.submitKey,
-    payload: { orderNo, amountCents: request.amountCents ?? order.amountCents },
-  });
   return {
     orderNo,
     amountCents: order.amountCents,
@@ -177,7 +168,14 @@ function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, 
     checkoutToken: request.checkoutToken,
     namedIntent: request.idempotencyKey !== undefined,
     attemptId: attemptIds(),
-    key,
+    // What the request says about its intent: layer 2 makes its key of it, as the lab's key strategy says.
+    intent: {
+      strategy: order.policy.keyStrategy,
+      orderNo,
+      idempotencyKey: request.idempotencyKey,
+      params: request.params ?? { orderNo },
+      submitKey: request.submitKey,
+    },
     leaseMs,
     resultTtlSeconds: options.resultTtlSeconds,
     now,

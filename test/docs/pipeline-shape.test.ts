@@ -54,6 +54,15 @@ describe('the pipeline is a list of defences', () => {
     );
   });
 
+  it("lib/payments/pay.ts imports no defence's own folder: it runs the list, under the contract", () => {
+    const source = ts.createSourceFile('pay.ts', read('lib/payments/pay.ts'), ts.ScriptTarget.Latest, true);
+    const imported = source.statements
+      .filter(ts.isImportDeclaration)
+      .map((statement) => (statement.moduleSpecifier as ts.StringLiteral).text);
+    // A defence's folder (lib/defences/<defence>/…) is its own: its key, its statements, its rules.
+    expect(imported.filter((from) => /^\.\.\/defences\/[^/]+\//.test(from))).toEqual([]);
+  });
+
   it('each defence says, at its top, what a duplicate stopped there gets and when its claim is given back', () => {
     for (const file of [
       'lib/defences/checkout-token/defence.ts',

@@ -22,7 +22,7 @@ import 'server-only';
 // holding a claim it took over from an attempt whose charge may still be in doubt. Never released after a charge.
 import type { CallerScope } from '../../session.ts';
 import { decide, reason } from '../../telemetry/spans.ts';
-import { type Answer, type Attempt, type AttemptKey, type Claim, type Defence, type Hold, stop } from '../defence.ts';
+import { type Answer, type Attempt, type Claim, type Defence, type Hold, type Intent, stop } from '../defence.ts';
 import type { KeyStrategy } from '../layers.ts';
 import { outcomeFromCharge, type PaymentOutcome, parseOutcome } from '../outcome.ts';
 import type { RacePoint } from '../race-points.ts';
@@ -42,6 +42,16 @@ import {
 
 // ---- Layer 2 as a defence ---------------------------------------------------------------------------------
 
+/** The layer 2 key an attempt runs under, as the lab's key strategy made it. */
+export type AttemptKey = {
+  /** The Redis key: `idem:{<caller>:<key>}`. */
+  name: string;
+  /** The payload as the caller sent it: the same key with another amount is a mismatch, not a retry. */
+  fingerprint: string;
+  /** The key as a step names it: "key <key> (<strategy>)", the strategy only when it is not `business`. */
+  shown: { key: string; strategy: string };
+};
+
 /** The key one request runs under: the lab's key strategy applied to what the request says about its intent. */
 export function attemptKeyOf(
   caller: CallerScope,
@@ -55,6 +65,26 @@ export function attemptKeyOf(
     shown: { key: shortKey(key), strategy },
   };
 }
+
+/** An attempt as layer 2 sees it: with its key. */
+type Keyed = Attempt & { key: AttemptKey };
+
+/**
+ * The attempt with its key, made once per attempt (a key minted per submit must be the same wherever it is
+ * asked for: layer 1 asks when a spent token names its intent). The payload is what the caller stated, or the
+ * order's amount (a browser states none).
+ */
+function keyed(attempt: Attempt): Keyed {
+  let key = keys.get(attempt.intent);
+  if (!key) {
+    const { strategy, ...sources } = attempt.intent;
+    const payload = { orderNo: attempt.orderNo, amountCents: attempt.statedAmountCents ?? attempt.amountCents };
+    key = attemptKeyOf(attempt.caller, strategy, { ...sources, payload });
+    keys.set(attempt.intent, key);
+  }
+  return { ...attempt, key };
+}
+const keys = new WeakMap<Intent, AttemptKey>();
 
 /**
  * What layer 2 is told by the switches and by the defences beside it. `databaseDecides`: layer 3 or 4 is on,
@@ -73,7 +103,8 @@ export type RequestKeyOptions = {
 export function requestKeyDefence(options: RequestKeyOptions): Defence {
   return {
     layer: 'requestKey',
-    async claim(attempt) {
+    async claim(asked) {
+      const attempt = keyed(asked);
       const { key, span, attemptId, leaseMs } = attempt;
       const claim = { owner: attemptId, fingerprint: key.fingerprint };
       const ttlSeconds = attempt.resultTtlSeconds;
@@ -100,7 +131,8 @@ export function requestKeyDefence(options: RequestKeyOptions): Defence {
  * layer 2 answers it, to be given once the asker has said why it asked. Layer 1 asks this of a spent token's
  * request that names its intent.
  */
-export async function answerOfKey(attempt: Attempt): Promise<(() => Answer) | undefined> {
+export async function answerOfKey(asked: Attempt): Promise<(() => Answer) | undefined> {
+  const attempt = keyed(asked);
   const known = await peekRequestKey(attempt.key.name, attempt.key.fingerprint, {
     now: attempt.now(),
     leaseMs: attempt.leaseMs,
@@ -109,7 +141,7 @@ export async function answerOfKey(attempt: Attempt): Promise<(() => Answer) | un
 }
 
 /** What layer 2 answers from a key that already holds something: its first outcome, or a mismatch. */
-function answerFromKey(decision: ClaimDecision, attempt: Attempt): Answer {
+function answerFromKey(decision: ClaimDecision, attempt: Keyed): Answer {
   const { span, key } = attempt;
   switch (decision.kind) {
     case 'replay': {
@@ -134,11 +166,7 @@ function answerFromKey(decision: ClaimDecision, attempt: Attempt): Answer {
  * database knows the outcome, or can learn it from the bank (the reconciler): where a database layer is on,
  * ask before "wait".
  */
-async function answerInProgress(
-  attempt: Attempt,
-  owner: string | undefined,
-  databaseDecides: boolean,
-): Promise<Answer> {
+async function answerInProgress(attempt: Keyed, owner: string | undefined, databaseDecides: boolean): Promise<Answer> {
   const { key, span } = attempt;
   const settled = databaseDecides && owner ? await attempt.recovery.reconcile() : undefined;
   if (settled?.kind === 'settled' && owner) {
@@ -155,7 +183,7 @@ async function answerInProgress(
 }
 
 /** The first request stalled or died past its lease, or its outcome is unknown: take its claim over. */
-async function takeOver(attempt: Attempt, seen: RequestKeyClaim, options: RequestKeyOptions): Promise<Claim> {
+async function takeOver(attempt: Keyed, seen: RequestKeyClaim, options: RequestKeyOptions): Promise<Claim> {
   const { key, span } = attempt;
   const taker = { owner: attempt.attemptId, fingerprint: key.fingerprint };
   await attempt.at?.('key.takeOver');
@@ -181,7 +209,7 @@ async function takeOver(attempt: Attempt, seen: RequestKeyClaim, options: Reques
  * attempt goes on to pay. No charge yet: the claim stays in doubt.
  */
 async function recoverAlone(
-  attempt: Attempt,
+  attempt: Keyed,
   fence: number,
   seen: RequestKeyClaim,
   { bankKey, recordOnOrder }: RequestKeyOptions,
@@ -218,7 +246,7 @@ async function recoverAlone(
 }
 
 /** The key this attempt holds (`seen`: the earlier attempt's claim it took over, if it did). */
-function keyHold(attempt: Attempt, fence: number, seen?: RequestKeyClaim): Hold {
+function keyHold(attempt: Keyed, fence: number, seen?: RequestKeyClaim): Hold {
   const { key, span, orderNo } = attempt;
   const firstFence = seen?.firstFence ?? fence;
   const held: HeldKey = { name: key.name, fingerprint: key.fingerprint, owner: attempt.attemptId, fence, firstFence };

@@ -8,19 +8,12 @@
 //   perSubmit  a fresh random key minted for each submit (the form mints one per click; for the API, one
 //              per request received, like a request id made at the edge) and never persisted.
 import { createHash, randomUUID } from 'node:crypto';
+import type { Intent } from '../defence.ts';
 import type { KeyStrategy } from '../layers.ts';
 import { canonicalOf } from './record.ts';
 
 /** What a request says about its intent, from which each strategy makes its key. */
-export type KeySources = {
-  orderNo: string;
-  /** API: the caller's Idempotency-Key. */
-  idempotencyKey?: string;
-  /** The parameters as submitted: the form's fields, or the JSON body, timestamp included if there is one. */
-  params: Record<string, string | number>;
-  /** The key the checkout form minted for this submit. */
-  submitKey?: string;
-};
+export type KeySources = Omit<Intent, 'strategy'>;
 
 export function requestKeyFor(strategy: KeyStrategy, sources: KeySources, mint: () => string = randomUUID): string {
   switch (strategy) {
