@@ -1,17 +1,23 @@
 // The contract every defence keeps, so that the pipeline (lib/payments/pay.ts) is a list: each layer's whole
 // story (how it stops a duplicate, what that duplicate is told, when its claim is completed, released or
-// kept, its fencing token) lives in its own module beside this one, and the pipeline only runs them in order.
+// kept, its fencing token) lives in its own folder beside this file, in one function the payment passes
+// through once, on its way to the bank and back (the shape of koa's and Hono's middleware):
 //
-//   claim(attempt)  →  stopped   this request is a duplicate: here is what it is told (the answer)
-//                      passed    nothing to hold (a token consumed, a key to send the bank)
-//                      held      a claim this attempt must give back, keep or complete (a Hold)
+//   guard(attempt, next)   stop: return stopped(answer), and the bank is never called
+//                          pass: return next(), perhaps with a key for the bank
+//                          hold: claim, then `await next({ lease })`, then complete, release or keep the claim
+//                                with what the rest came to (an Ending), and return it
 //
-// A hold hears the attempt's end exactly once, in reverse order of claiming (the database before the key):
-//   stopped(answer)   a later defence stopped this attempt before the bank: a duplicate's outcome is this
-//                     attempt's outcome too (complete the claim with it); any other stop gives the claim back
-//   settle(verdict)   the bank's verdict: settled (complete), nothingMoved (release), unknown (keep)
-// From the bank call on, nothing may throw its way into a release: money may have moved. A simulated crash
-// unwinds nothing (the process is dead). Only the pipeline calls the bank, once.
+// What `next` comes back with, heard by every guard once, the innermost first (the database before the key):
+//   stopped(answer)   a later defence stopped this attempt before the bank (or its claim was lost in a
+//                     pause): a duplicate's outcome is this attempt's outcome too (complete the claim with
+//                     it); any other stop gives the claim back. A guard may reword the answer.
+//   banked(verdict)   the bank's verdict: settled (complete), nothingMoved (release), unknown (keep)
+// A held claim's lease goes inward with `next`: its fencing token is what the bank checks (the innermost is
+// sent), and after a pause of half a lease the pipeline renews it (the one call back into a defence, on that
+// path only). From the bank call on, nothing may throw its way into a release: money may have moved; a
+// simulated crash throws through every guard, which lets it (the process is dead). A guard's own store
+// failing before the bank throws; the pipeline then brings the guards outside it a stop (nothing moved).
 //
 // Nothing comes from lib/payments: what a defence needs of the recovery path (the reconciler, asking the bank
 // after a takeover) is passed in as `recovery`, so the direction of dependency stays app → lib/payments →
@@ -138,13 +144,16 @@ export type Attempt = {
   recovery: Recovery;
 };
 
-/** A claim this attempt holds until its end (see the header for the two ways the end reaches it). */
-export type Hold = {
-  /**
-   * The fencing token the bank checks (the innermost hold's is sent). `byLock`: the charges made under it are
-   * the lock's own, not the order's (a request key's). `layer`: who answers "in progress" if the bank finds it stale.
-   */
-  readonly fence?: { fence: Fence; byLock: boolean; layer: Layer };
+/**
+ * A held claim's lease, handed inward with `next`: the fencing token the bank checks (the innermost lease's is
+ * sent), and its renewal after a pause.
+ */
+export type Lease = {
+  readonly fence: Fence;
+  /** The charges made under it are the lock's own, not the order's (a request key's). */
+  readonly byLock: boolean;
+  /** Who answers "in progress" if the bank finds the token stale. */
+  readonly layer: Layer;
   /** Taken over from a stalled or dead attempt: this attempt recovers a payment (a stall fault spares it). */
   readonly tookOver: boolean;
   /**
@@ -152,29 +161,35 @@ export type Hold = {
    * another attempt has taken it over, what this one answers ("in progress", from the layer that held it).
    */
   renew(now: number): Promise<Answer | undefined>;
-  /** A later defence stopped this attempt before the bank (see the header). Returns the answer, as this hold words it. */
-  stopped(answer: Answer): Promise<Answer>;
-  /** The bank's verdict reached this claim. Never throws: the money has moved, or may have. */
-  settle(verdict: Verdict): Promise<void>;
 };
+
+/** What a defence hands inward with `next`: its lease, a key for the bank (layer 5). */
+export type Passing = { lease?: Lease; toBank?: ToBank };
 
 /** What the bank is sent beside the charge: a defence's idempotency key (layer 5). */
 export type ToBank = { idempotencyKey: string; keyedBy: Layer };
 
-export type Claim =
-  | { kind: 'stopped'; answer: Answer }
-  | { kind: 'passed'; toBank?: ToBank }
-  | { kind: 'held'; hold: Hold };
+/** What the rest of the payment came to, as each guard hears it when `next` returns. */
+export type Ending =
+  /**
+   * Stopped before the bank, with the answer so far: nothing moved. `failure`: a defence inside failed (its
+   * store is down); the guards give their claims back, then the pipeline throws it.
+   */
+  | { kind: 'stopped'; answer: Answer; failure?: unknown }
+  /** The bank's verdict, and what the request is told. */
+  | { kind: 'banked'; verdict: Verdict; answer: Answer };
+
+/** The rest of the payment, inside this defence: the defences after it, then the bank. */
+export type Next = (passing?: Passing) => Promise<Ending>;
 
 export type Defence = {
   /** The layer it is; a step that is not a layer (the order's amount) has none, only a name. */
   readonly layer?: Layer;
   readonly name?: string;
-  claim(attempt: Attempt): Promise<Claim>;
+  guard(attempt: Attempt, next: Next): Promise<Ending>;
 };
 
-export const PASSED: Claim = { kind: 'passed' };
-
-export function stop(answer: Answer): Claim {
+/** This attempt stops here, before the bank, with `answer`. */
+export function stopped(answer: Answer): Ending {
   return { kind: 'stopped', answer };
 }

@@ -5,7 +5,7 @@ import 'server-only';
 import { decide } from '../telemetry/spans.ts';
 import { bankKeyDefence } from './bank-key/defence.ts';
 import { checkoutTokenDefence } from './checkout-token/defence.ts';
-import { type Attempt, type Defence, PASSED, stop } from './defence.ts';
+import { type Attempt, type Defence, stopped } from './defence.ts';
 import { LAYERS, type Layer, type Layers } from './layers.ts';
 import { orderClaimDefence, unguardedOrder } from './order-claim/defence.ts';
 import { recordUnguarded } from './order-claim/store.ts';
@@ -14,10 +14,10 @@ import { answerOfKey, requestKeyDefence } from './request-key/defence.ts';
 /** Not a layer: the amount an API caller states must be the order's (checked once layer 2 has answered its retries). */
 const theOrdersAmount: Defence = {
   name: 'amount',
-  async claim({ statedAmountCents, amountCents }) {
+  async guard({ statedAmountCents, amountCents }, next) {
     return statedAmountCents !== undefined && statedAmountCents !== amountCents
-      ? stop({ kind: 'amount_mismatch', orderAmountCents: amountCents })
-      : PASSED;
+      ? stopped({ kind: 'amount_mismatch', orderAmountCents: amountCents })
+      : next();
   },
 };
 

@@ -7,7 +7,7 @@ import 'server-only';
 //   unknown       a timeout, a key still in use, any fault we cannot read: the card may have been charged.
 //                 The bank is asked at once, under this attempt's own fence; a charge it has is the outcome
 //                 (docs/decisions/014-answers-in-doubt.md). No charge (yet): every claim is kept.
-import type { Answer, Attempt, Hold, ToBank, Verdict } from '../defences/defence.ts';
+import type { Answer, Attempt, Lease, ToBank, Verdict } from '../defences/defence.ts';
 import { outcomeFromCharge } from '../defences/outcome.ts';
 import { decide, type Reason, reason } from '../telemetry/spans.ts';
 import {
@@ -22,8 +22,8 @@ import {
 } from './bank.ts';
 
 export type BankCall = {
-  /** The innermost claim's fencing token, if any claim is held. */
-  fence: Hold['fence'];
+  /** The innermost claim's lease (its fencing token), if any claim is held. */
+  lease?: Lease;
   /** The bank's key, from the defence that sends one. */
   toBank?: ToBank;
   faults: BankFaults;
@@ -32,9 +32,9 @@ export type BankCall = {
 /** Calls the bank once. Never throws on the bank's behalf: every fault becomes a verdict. */
 export async function callBank(attempt: Attempt, call: BankCall): Promise<{ verdict: Verdict; answer: Answer }> {
   const { orderNo, amountCents, span, now } = attempt;
-  const { fence, toBank, faults } = call;
+  const { lease, toBank, faults } = call;
   try {
-    const request = { merchantRef: orderNo, amountCents, idempotencyKey: toBank?.idempotencyKey, fence: fence?.fence };
+    const request = { merchantRef: orderNo, amountCents, idempotencyKey: toBank?.idempotencyKey, fence: lease?.fence };
     const charge = await chargeCard(request, faults, now);
     const outcome = outcomeFromCharge(orderNo, charge);
     if (charge.replayed && toBank) {
@@ -44,7 +44,7 @@ export async function callBank(attempt: Attempt, call: BankCall): Promise<{ verd
         answer: { kind: 'duplicate', outcome, answeredBy: toBank.keyedBy, existing: true },
       };
     }
-    decide(span, 'bank', 'charged', reason('bankCharged', { charge: charge.id, fence: fence?.fence.token ?? 'none' }));
+    decide(span, 'bank', 'charged', reason('bankCharged', { charge: charge.id, fence: lease?.fence.token ?? 'none' }));
     return { verdict: { kind: 'settled', outcome, existing: false }, answer: { kind: 'completed', outcome } };
   } catch (error) {
     if (error instanceof BankDeclinedError) {
@@ -61,10 +61,10 @@ export async function callBank(attempt: Attempt, call: BankCall): Promise<{ verd
       } as const;
       return { verdict: { kind: 'nothingMoved' }, answer };
     }
-    if (error instanceof BankFencedError && fence) {
+    if (error instanceof BankFencedError && lease) {
       // The bank refused a stale token: another attempt holds the claim now. Nothing moved by this one.
       decide(span, 'bank', 'fenced', reason('bankFenced', { fence: error.fence.token }));
-      return { verdict: { kind: 'nothingMoved' }, answer: { kind: 'in_progress', answeredBy: fence.layer } };
+      return { verdict: { kind: 'nothingMoved' }, answer: { kind: 'in_progress', answeredBy: lease.layer } };
     }
     return confirm(attempt, call, error);
   }
@@ -77,12 +77,12 @@ async function confirm(
   error: unknown,
 ): Promise<{ verdict: Verdict; answer: Answer }> {
   const { orderNo, span, now, at } = attempt;
-  const { fence, toBank } = call;
+  const { lease, toBank } = call;
   decide(span, error instanceof BankKeyInUseError && toBank ? toBank.keyedBy : 'bank', 'unknown', unknownReason(error));
   await at?.('pay.confirm');
   const confirmed =
-    error instanceof BankTimeoutError && fence
-      ? await askBank({ merchantRef: orderNo, fence: fence.fence, byLock: fence.byLock }, now).then(
+    error instanceof BankTimeoutError && lease
+      ? await askBank({ merchantRef: orderNo, fence: lease.fence, byLock: lease.byLock }, now).then(
           (answer) => answer.charges[0],
           () => undefined,
         )

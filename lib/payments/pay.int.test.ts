@@ -293,6 +293,41 @@ describe('fencing: an attempt that stalls past its lease', () => {
   });
 });
 
+describe('the walk: a payment passes through each defence once, the bank inside them all', () => {
+  // The async stack at a point of the payment (V8 keeps the frames of the functions awaiting it): which
+  // defences' guards the payment is inside there. A claim's end (complete, record) is reached from inside the
+  // same guard that made the claim and still held it at the bank, not by the pipeline calling back in.
+  const DEFENCES = ['request-key', 'order-claim'] as const;
+  const guardsIn = (stack: string) =>
+    DEFENCES.filter((folder) => new RegExp(`\\bguard \\(.*defences/${folder}/defence\\.ts`).test(stack));
+
+  it('the bank is called inside every guard that holds a claim, and each claim ends inside its guard', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON });
+    const caller = newSession();
+    const { token } = await issueCheckoutToken(orderNo, caller, 300);
+    const stacks = new Map<string, string>();
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 200;
+    try {
+      const at = async (point: string) => {
+        stacks.set(point, new Error().stack ?? '');
+      };
+      const result = await pay(
+        { orderNo, caller, channel: 'api', checkoutToken: token, idempotencyKey: `walk-${orderNo}` },
+        testPayOptions({ at }),
+      );
+      expect(result.kind).toBe('completed');
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+    expect(guardsIn(stacks.get('key.claim') ?? '')).toEqual(['request-key']);
+    expect(guardsIn(stacks.get('order.claim') ?? '')).toEqual(['request-key', 'order-claim']);
+    expect(guardsIn(stacks.get('pay.bank') ?? '')).toEqual(['request-key', 'order-claim']);
+    expect(guardsIn(stacks.get('order.record') ?? '')).toEqual(['request-key', 'order-claim']);
+    expect(guardsIn(stacks.get('key.complete') ?? '')).toEqual(['request-key']);
+  });
+});
+
 describe('Redis loses its memory between two duplicates', () => {
   for (const layers of [ALL_ON, only('requestKey', 'uniqueConstraint')]) {
     const guard = layers.stateMachine ? 'stateMachine' : 'uniqueConstraint';

@@ -10,14 +10,15 @@ import 'server-only';
 //   6. the bank             charges every call it receives that its fence lets through
 //   7. every claim hears the bank's verdict, the innermost first: completed, released, or kept in doubt
 //
-// Each defence is one module in lib/defences/ that keeps one contract (lib/defences/defence.ts): it stops
-// a duplicate with the answer that duplicate gets, passes, or holds a claim; it knows when to complete,
-// release or keep its claim. Which defences run is the lab's choice, read in one place (defences-for.ts);
-// this file only runs the list. Every claim carries a fencing token, and the bank refuses a stale one, so an
-// attempt that stalled past its lease cannot charge after another took over. A claim found dead is taken
-// over and settled by asking the bank (reconcile.ts), never by guessing.
+// Each defence is one folder in lib/defences/ that keeps one contract (lib/defences/defence.ts): a guard
+// around the rest of the payment. It stops a duplicate with the answer that duplicate gets, or passes the
+// attempt on, holding a claim or not; when the rest comes back it completes, releases or keeps its claim.
+// Which defences run is the lab's choice, read in one place (defences-for.ts); this file only runs the list.
+// Every claim carries a fencing token, and the bank refuses a stale one, so an attempt that stalled past its
+// lease cannot charge after another took over. A claim found dead is taken over and settled by asking the
+// bank (reconcile.ts), never by guessing.
 import { getDb } from '../db.ts';
-import type { Answer, Attempt, Claim, Defence, Hold, ToBank } from '../defences/defence.ts';
+import type { Answer, Attempt, Defence, Ending, Lease, Next, ToBank } from '../defences/defence.ts';
 import { defencesFor } from '../defences/defences-for.ts';
 import { LAYERS, type Layers } from '../defences/layers.ts';
 import type { RaceHook } from '../defences/race-points.ts';
@@ -107,28 +108,38 @@ async function payOnce(request: PayRequest, options: PayOptions, span: Span): Pr
   decide(span, 'request', 'received', reason('received', received));
   const attempt = attemptOf(request, order, options, span);
 
-  // 1-5. The defences, in the article's order. A duplicate is answered by the first one that stops it.
-  const claimed = await claimInOrder(defencesFor(layers, attempt), attempt);
-  if (claimed.kind === 'stopped') return claimed.answer;
-  const { holds, toBank } = claimed;
+  // 1-5. The defences, in the article's order, each around the rest: a duplicate is answered by the first one
+  //    that stops it; the others pass it on, and hear how the rest ended on the way back.
+  const end = await guarded(defencesFor(layers, attempt), attempt, (handed) =>
+    atTheBank(attempt, order, options, handed),
+  );
+  if (end.kind === 'stopped' && end.failure !== undefined) throw end.failure;
+  return end.answer;
+}
 
-  // Between the claims and the bank: whatever the fault point holds (a pause, a crash), and the claims
-  // checked again if the attempt was away for half its lease.
-  const lost = await stillHeld(holds, attempt, order.policy);
-  if (lost) return unwind(holds, lost);
+/** What the defences handed inward: their leases, outermost first, and the bank's key. */
+type Handed = { leases: Lease[]; toBank?: ToBank };
+
+/**
+ * 5 + 6, inside every defence: the fault point (a pause, a crash) with the claims checked again if the attempt
+ * was away for half its lease, then the bank, once, under the innermost claim's fencing token.
+ */
+async function atTheBank(
+  attempt: Attempt,
+  order: OrderToPay,
+  options: PayOptions,
+  { leases, toBank }: Handed,
+): Promise<Ending> {
+  const lost = await stillHeld(leases, attempt, order.policy);
+  if (lost) return { kind: 'stopped', answer: lost };
   await options.at?.('pay.bank');
-
-  // 5 + 6. The bank, once, under the innermost claim's fencing token.
-  const fence = holds.findLast((hold) => hold.fence)?.fence;
   const faults = { ...order.policy.bank, ...options.bankFaults };
-  const { verdict, answer } = await callBank(attempt, { fence, toBank, faults });
+  const { verdict, answer } = await callBank(attempt, { lease: leases.at(-1), toBank, faults });
   // The point after a charge: the lab's "crash after charge" dies here, having charged and recorded nothing.
-  if (verdict.kind === 'settled') await order.policy.faults('pay.afterCharge', faultContext(attempt, holds));
-
-  // 7. Every claim hears the verdict, the innermost first (the database before the key). A failure to
-  //    record happens after the money moved: nothing is released; the reconciler settles from the bank.
-  for (const hold of [...holds].reverse()) await hold.settle(verdict);
-  return answer;
+  if (verdict.kind === 'settled') await order.policy.faults('pay.afterCharge', faultContext(attempt, leases));
+  // 7. On the way back out every claim hears the verdict, the innermost first (the database before the key). A
+  //    failure to record happens after the money moved: nothing is released; the reconciler settles from the bank.
+  return { kind: 'banked', verdict, answer };
 }
 
 type OrderToPay = { amountCents: number; owner: string | null; policy: PaymentPolicy };
@@ -188,69 +199,62 @@ function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, 
   };
 }
 
-type Claimed = { kind: 'stopped'; answer: Answer } | { kind: 'holding'; holds: Hold[]; toBank?: ToBank };
-
 /**
- * Runs the defences in order. The first that stops the attempt answers it, and every claim held so far hears
- * that answer (a duplicate's outcome completes them; anything else gives them back). A defence that fails
- * (the database is down) gives back what was held before it, then the error goes on: nothing has moved yet.
+ * Runs the defences, each around the rest, the bank innermost (`atTheBank`). What a defence hands inward
+ * (its lease, the bank's key) is gathered for the bank. A defence that fails before the bank (the database is
+ * down) becomes a stop for the guards outside it, which give their claims back (nothing has moved), and the
+ * pipeline then throws its error. From the bank on, a throw (the lab's crash) goes through every guard.
  */
-async function claimInOrder(defences: Defence[], attempt: Attempt): Promise<Claimed> {
-  const holds: Hold[] = [];
-  let toBank: ToBank | undefined;
-  for (const defence of defences) {
-    const claim = await claimTraced(defence, attempt).catch(async (error: unknown) => {
-      await unwind(holds, { kind: 'failed_retryable', reason: 'a defence failed before the bank' }).catch(() => {});
-      throw error;
-    });
-    if (claim.kind === 'stopped') return { kind: 'stopped', answer: await unwind(holds, claim.answer) };
-    if (claim.kind === 'held') holds.push(claim.hold);
-    else toBank = claim.toBank ?? toBank;
-  }
-  return { kind: 'holding', holds, toBank };
-}
-
-/**
- * One layer's claim in a span of its own, a child of the payment's: the defence records its decisions
- * there. The span ends when the defence has nothing more to say: at once if it stopped or passed the
- * attempt, else once its claim has heard the attempt's end (completed, released or kept). A step that is
- * not a layer (the order's amount, the unguarded order) has no span: it would be an empty one on every payment.
- */
-async function claimTraced(defence: Defence, attempt: Attempt): Promise<Claim> {
-  const { layer } = defence;
-  if (layer === undefined) return defence.claim(attempt);
-  const span = startSpan(`defence ${layer}`, { attributes: { [ATTR.layer]: layer } }, attempt.span);
-  // Nobody listens (no provider registered: the API's no-op span): nothing to end later.
-  if (!span.isRecording()) return defence.claim(attempt);
-  try {
-    const claim = await defence.claim({ ...attempt, span });
-    if (claim.kind !== 'held') {
-      span.end();
-      return claim;
+async function guarded(
+  defences: Defence[],
+  attempt: Attempt,
+  bank: (handed: Handed) => Promise<Ending>,
+): Promise<Ending> {
+  const handed: Handed = { leases: [] };
+  let atBank = false;
+  let failure: unknown;
+  const from = async (index: number): Promise<Ending> => {
+    const defence = defences[index];
+    if (!defence) {
+      atBank = true;
+      return bank(handed);
     }
-    const { hold } = claim;
-    const ending = <T>(work: Promise<T>) => work.finally(() => span.end());
-    return {
-      kind: 'held',
-      hold: {
-        fence: hold.fence,
-        tookOver: hold.tookOver,
-        renew: (now) => hold.renew(now),
-        stopped: (answer) => ending(hold.stopped(answer)),
-        settle: (verdict) => ending(hold.settle(verdict)),
-      },
+    const next: Next = (passing) => {
+      if (passing?.lease) handed.leases.push(passing.lease);
+      if (passing?.toBank) handed.toBank = passing.toBank;
+      return from(index + 1);
     };
-  } catch (error) {
-    span.end();
-    throw error;
-  }
+    try {
+      return await guardTraced(defence, attempt, next);
+    } catch (error) {
+      if (atBank) throw error;
+      failure ??= error;
+      return {
+        kind: 'stopped',
+        answer: { kind: 'failed_retryable', reason: 'a defence failed before the bank' },
+        failure,
+      };
+    }
+  };
+  return from(0);
 }
 
-/** This attempt stops before the bank with `answer`: every claim it holds hears it, the innermost first. */
-async function unwind(holds: Hold[], answer: Answer): Promise<Answer> {
-  let said = answer;
-  for (const hold of [...holds].reverse()) said = await hold.stopped(said);
-  return said;
+/**
+ * One layer's guard in a span of its own, a child of the payment's: the defence records its decisions there,
+ * and the span ends when the guard returns (it has heard how the rest ended). A step that is not a layer (the
+ * order's amount, the unguarded order) has no span: it would be an empty one on every payment.
+ */
+async function guardTraced(defence: Defence, attempt: Attempt, next: Next): Promise<Ending> {
+  const { layer } = defence;
+  if (layer === undefined) return defence.guard(attempt, next);
+  const span = startSpan(`defence ${layer}`, { attributes: { [ATTR.layer]: layer } }, attempt.span);
+  // Nobody listens (no provider registered: the API's no-op span): nothing to end.
+  if (!span.isRecording()) return defence.guard(attempt, next);
+  try {
+    return await defence.guard({ ...attempt, span }, next);
+  } finally {
+    span.end();
+  }
 }
 
 /**
@@ -259,23 +263,23 @@ async function unwind(holds: Hold[], answer: Answer): Promise<Answer> {
  * over): the answer it then gives. A fresh one cannot have lost them. Either way the bank checks the token:
  * this is only early.
  */
-async function stillHeld(holds: Hold[], attempt: Attempt, policy: PaymentPolicy): Promise<Answer | undefined> {
+async function stillHeld(leases: Lease[], attempt: Attempt, policy: PaymentPolicy): Promise<Answer | undefined> {
   const { now, leaseMs } = attempt;
   const claimedAt = now();
-  await policy.faults('pay.beforeBank', faultContext(attempt, holds));
+  await policy.faults('pay.beforeBank', faultContext(attempt, leases));
   await attempt.at?.('pay.beforeBank');
   if (now() - claimedAt <= leaseMs / 2) return undefined;
   const renewedAt = now();
-  for (const hold of [...holds].reverse()) {
-    const lost = await hold.renew(renewedAt);
+  for (const lease of [...leases].reverse()) {
+    const lost = await lease.renew(renewedAt);
     if (lost) return lost;
   }
   return undefined;
 }
 
-function faultContext(attempt: Attempt, holds: Hold[]) {
+function faultContext(attempt: Attempt, leases: Lease[]) {
   const { orderNo, span, leaseMs } = attempt;
-  return { orderNo, span, leaseMs, tookOver: holds.some((hold) => hold.tookOver) };
+  return { orderNo, span, leaseMs, tookOver: leases.some((lease) => lease.tookOver) };
 }
 
 /** The switches a request ran under, as the room's view counts them ("defences on: 0 1 2 3 4 5"): "0 1 2", "none". */

@@ -63,6 +63,23 @@ describe('the pipeline is a list of defences', () => {
     expect(imported.filter((from) => /^\.\.\/defences\/[^/]+\//.test(from))).toEqual([]);
   });
 
+  it('lib/payments/pay.ts enters a defence by its guard alone: the claim ends inside it, not by a call back', () => {
+    const source = ts.createSourceFile('pay.ts', read('lib/payments/pay.ts'), ts.ScriptTarget.Latest, true);
+    const called: string[] = [];
+    const visit = (node: ts.Node) => {
+      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
+        called.push(node.expression.name.text);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    // The contract's own verbs: `guard` once per defence; a lease's `renew`, only after a pause, is the one
+    // way back into a defence (lib/defences/defence.ts). The claim/settle/stopped of a hold were the old way.
+    expect(called.filter((name) => name === 'guard').length).toBeGreaterThan(0);
+    expect(called.filter((name) => ['claim', 'settle', 'stopped', 'complete', 'release'].includes(name))).toEqual([]);
+    expect(called.filter((name) => name === 'renew')).toHaveLength(1);
+  });
+
   it('each defence says, at its top, what a duplicate stopped there gets and when its claim is given back', () => {
     for (const file of [
       'lib/defences/checkout-token/defence.ts',

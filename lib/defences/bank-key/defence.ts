@@ -21,9 +21,9 @@ export function bankKeyFor(orderNo: string): string {
 /** Layer 5 as a defence: nothing to claim; the key goes with the charge (lib/payments/bank-call.ts reads the bank's replay). */
 export const bankKeyDefence: Defence = {
   layer: 'bankKey',
-  async claim({ orderNo, span }) {
+  async guard({ orderNo, span }, next) {
     const key = bankKeyFor(orderNo);
     decide(span, 'bankKey', 'sent', reason('bankKeySent', { key }));
-    return { kind: 'passed', toBank: { idempotencyKey: key, keyedBy: 'bankKey' } };
+    return next({ toBank: { idempotencyKey: key, keyedBy: 'bankKey' } });
   },
 };

@@ -12,7 +12,7 @@ import type { Result } from 'ioredis';
 import { readLua, redisWith } from '../../redis.ts';
 import type { CallerScope } from '../../session.ts';
 import { decide, reason } from '../../telemetry/spans.ts';
-import { type Answer, type Attempt, type Defence, PASSED, stop } from '../defence.ts';
+import { type Answer, type Attempt, type Defence, stopped } from '../defence.ts';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -56,21 +56,21 @@ export function checkoutTokenDefence(options: {
 }): Defence {
   return {
     layer: 'token',
-    async claim(attempt) {
+    async guard(attempt, next) {
       const { orderNo, caller, checkoutToken, span } = attempt;
       const consumed = checkoutToken ? await consumeCheckoutToken(orderNo, caller, checkoutToken) : false;
       if (consumed) {
         const name = checkoutTokenKey(orderNo, caller).split(':').slice(0, 3).join(':');
         decide(span, 'token', 'passed', reason('tokenConsumed', { token: name }));
-        return PASSED;
+        return next();
       }
       const known = attempt.namedIntent ? await options.keyAnswers?.(attempt) : undefined;
       if (known) {
         decide(span, 'token', 'spent', reason('tokenSpent'));
-        return stop(known());
+        return stopped(known());
       }
       decide(span, 'token', 'stopped', reason('tokenStopped'));
-      return stop({ kind: 'already_submitted' });
+      return stopped({ kind: 'already_submitted' });
     },
   };
 }

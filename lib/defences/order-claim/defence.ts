@@ -23,7 +23,15 @@ import 'server-only';
 // is unknown, for the reconciler. A claim lost before the bank (taken over after a pause) is not this
 // attempt's to write any more.
 import { decide, reason } from '../../telemetry/spans.ts';
-import { type Attempt, type Claim, type Defence, type Hold, type OrderHold, stop } from '../defence.ts';
+import {
+  type Answer,
+  type Attempt,
+  type Defence,
+  type Lease,
+  type OrderHold,
+  stopped,
+  type Verdict,
+} from '../defence.ts';
 import type { Layer } from '../layers.ts';
 import {
   claimOrder,
@@ -36,29 +44,45 @@ import {
   renewClaim,
 } from './store.ts';
 
+type Switches = DatabaseLayers & { bankKey: boolean };
+
+/** What this attempt's claim on the order came to: held (perhaps taken over), or a duplicate's answer. */
+type OrderClaim = { kind: 'held'; hold: OrderHold; tookOver: boolean } | { kind: 'stopped'; answer: Answer };
+
 /** Layers 3 and/or 4 as one defence: the order claimed by the statement the switched-on layers make. */
-export function orderClaimDefence(layers: DatabaseLayers & { bankKey: boolean }): Defence {
+export function orderClaimDefence(layers: Switches): Defence {
+  const layer: Layer = layers.stateMachine ? 'stateMachine' : 'uniqueConstraint';
   return {
-    layer: layers.stateMachine ? 'stateMachine' : 'uniqueConstraint',
-    async claim(attempt) {
-      const { span, orderNo, attemptId } = attempt;
-      for (let tries = 0; ; tries++) {
-        await attempt.at?.('order.claim');
-        const claimed = await claimOrder(layers, orderNo, attemptId, new Date(attempt.now()));
-        if ('fence' in claimed) {
-          const { fence } = claimed;
-          if (layers.stateMachine) decide(span, 'stateMachine', 'claimed', reason('dbClaimed', { fence }));
-          if (layers.uniqueConstraint)
-            decide(span, 'uniqueConstraint', 'inserted', reason('dedupInserted', { orderNo, fence }));
-          return { kind: 'held', hold: orderHold(attempt, { orderNo, attemptId, fence }, layers, false) };
-        }
-        const answer = await answerDuplicate(attempt, claimed.refusedBy, layers);
-        if (answer !== 'again') return answer;
-        // The claim went away between this attempt's claim and its read (its holder released it): once more.
-        if (tries > 0) return stillProcessing(attempt, claimed.refusedBy);
-      }
+    layer,
+    async guard(attempt, next) {
+      const claim = await claimTheOrder(attempt, layers);
+      if (claim.kind === 'stopped') return stopped(claim.answer);
+      const { hold, tookOver } = claim;
+      const end = await next({ lease: leaseOf(attempt, hold, layers, tookOver) });
+      // Before the bank only a lost claim stops this attempt after the database: it is another's now.
+      if (end.kind === 'banked') await settle(attempt, hold, layers, end.verdict);
+      return end;
     },
   };
+}
+
+async function claimTheOrder(attempt: Attempt, layers: Switches): Promise<OrderClaim> {
+  const { span, orderNo, attemptId } = attempt;
+  for (let tries = 0; ; tries++) {
+    await attempt.at?.('order.claim');
+    const claimed = await claimOrder(layers, orderNo, attemptId, new Date(attempt.now()));
+    if ('fence' in claimed) {
+      const { fence } = claimed;
+      if (layers.stateMachine) decide(span, 'stateMachine', 'claimed', reason('dbClaimed', { fence }));
+      if (layers.uniqueConstraint)
+        decide(span, 'uniqueConstraint', 'inserted', reason('dedupInserted', { orderNo, fence }));
+      return { kind: 'held', hold: { orderNo, attemptId, fence }, tookOver: false };
+    }
+    const answer = await answerDuplicate(attempt, claimed.refusedBy, layers);
+    if (answer !== 'again') return answer;
+    // The claim went away between this attempt's claim and its read (its holder released it): once more.
+    if (tries > 0) return stillProcessing(attempt, claimed.refusedBy);
+  }
 }
 
 /**
@@ -66,11 +90,7 @@ export function orderClaimDefence(layers: DatabaseLayers & { bankKey: boolean })
  * once the bank has said nothing can be charged twice (reconcile.ts). `said`: the layer whose statement
  * refused it (the reasons' "0 rows", "unique violation (P2002)").
  */
-async function answerDuplicate(
-  attempt: Attempt,
-  said: Layer,
-  layers: DatabaseLayers & { bankKey: boolean },
-): Promise<Claim | 'again'> {
+async function answerDuplicate(attempt: Attempt, said: Layer, layers: Switches): Promise<OrderClaim | 'again'> {
   const { span } = attempt;
   const answer = await attempt.recovery.reconcile({ attemptId: attempt.attemptId, bankKey: layers.bankKey });
   switch (answer.kind) {
@@ -80,16 +100,17 @@ async function answerDuplicate(
       // Found by the reconciler: the dead claim's own charge, answered as its replay. Else the order was
       // already settled, by another intent as far as this request can tell.
       const answeredBy = answer.found ? 'reconciler' : said;
-      return stop({ kind: 'duplicate', outcome: answer.outcome, answeredBy, existing: !answer.found });
+      const outcome = answer.outcome;
+      return { kind: 'stopped', answer: { kind: 'duplicate', outcome, answeredBy, existing: !answer.found } };
     }
     case 'resumed':
       decide(span, said, 'takeover', reason('dbTakeover', { layer: said, fence: answer.hold.fence }));
-      return { kind: 'held', hold: orderHold(attempt, answer.hold, layers, true) };
+      return { kind: 'held', hold: answer.hold, tookOver: true };
     case 'waiting':
       decide(span, said, 'stopped', reason('dbConfirming', { layer: said }));
-      return stop({ kind: 'in_progress', answeredBy: 'reconciler' });
+      return { kind: 'stopped', answer: { kind: 'in_progress', answeredBy: 'reconciler' } };
     case 'gone':
-      return stop({ kind: 'order_not_found' });
+      return { kind: 'stopped', answer: { kind: 'order_not_found' } };
     case 'idle':
     case 'released':
       return 'again';
@@ -98,52 +119,54 @@ async function answerDuplicate(
   }
 }
 
-function stillProcessing(attempt: Attempt, said: Layer): Claim {
+function stillProcessing(attempt: Attempt, said: Layer): OrderClaim {
   decide(attempt.span, said, 'stopped', reason('dbStillProcessing', { layer: said }));
-  return stop({ kind: 'in_progress', answeredBy: said });
+  return { kind: 'stopped', answer: { kind: 'in_progress', answeredBy: said } };
 }
 
-/** The order this attempt holds in the database, and how each end of the attempt reaches it. */
-function orderHold(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, tookOver: boolean): Hold {
-  const { span, orderNo } = attempt;
+/** The order's claim as the bank checks it, and its renewal after a pause. */
+function leaseOf(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, tookOver: boolean): Lease {
   const layer: Layer = layers.stateMachine ? 'stateMachine' : 'uniqueConstraint';
   return {
-    fence: { fence: { lock: orderLock(orderNo), token: hold.fence }, byLock: false, layer },
+    fence: { lock: orderLock(hold.orderNo), token: hold.fence },
+    byLock: false,
+    layer,
     tookOver,
     async renew(now) {
       await attempt.at?.('order.renew');
       if (await renewClaim(hold, layers, new Date(now))) return undefined;
-      decide(span, layer, 'lost', reason('claimLost'));
+      decide(attempt.span, layer, 'lost', reason('claimLost'));
       return { kind: 'in_progress', answeredBy: layer };
     },
-    // Before the bank only a lost claim stops this attempt after the database: it is another's now.
-    stopped: async (answer) => answer,
-    async settle(verdict) {
-      switch (verdict.kind) {
-        case 'settled':
-          // A failure here happens after the money moved: the reconciler settles the order from the bank.
-          await attempt.at?.('order.record');
-          await recordOutcome(verdict.outcome, hold, layers).then(
-            (recorded) => {
-              if (!recorded) decide(span, 'outcome', 'late', reason('outcomeLate'));
-            },
-            (error: Error) =>
-              console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
-          );
-          return;
-        case 'nothingMoved':
-          await attempt.at?.('order.release');
-          await releaseClaim(hold).catch((error: Error) =>
-            console.error(`[pay] ${orderNo}: claim not released (${error.message})`),
-          );
-          return;
-        case 'unknown':
-          await attempt.at?.('order.keepUnknown');
-          await keepClaimUnknown(hold, new Date(verdict.since)).catch(() => {});
-          return;
-      }
-    },
   };
+}
+
+/** The bank's verdict, written on the order this attempt holds. Never throws: the money may have moved. */
+async function settle(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, verdict: Verdict): Promise<void> {
+  const { span, orderNo } = attempt;
+  switch (verdict.kind) {
+    case 'settled':
+      // A failure here happens after the money moved: the reconciler settles the order from the bank.
+      await attempt.at?.('order.record');
+      await recordOutcome(verdict.outcome, hold, layers).then(
+        (recorded) => {
+          if (!recorded) decide(span, 'outcome', 'late', reason('outcomeLate'));
+        },
+        (error: Error) =>
+          console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
+      );
+      return;
+    case 'nothingMoved':
+      await attempt.at?.('order.release');
+      await releaseClaim(hold).catch((error: Error) =>
+        console.error(`[pay] ${orderNo}: claim not released (${error.message})`),
+      );
+      return;
+    case 'unknown':
+      await attempt.at?.('order.keepUnknown');
+      await keepClaimUnknown(hold, new Date(verdict.since)).catch(() => {});
+      return;
+  }
 }
 
 /**
@@ -153,22 +176,14 @@ function orderHold(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, to
  */
 export const unguardedOrder: Defence = {
   name: 'order',
-  async claim(attempt) {
-    const { orderNo } = attempt;
-    return {
-      kind: 'held',
-      hold: {
-        tookOver: false,
-        renew: async () => undefined,
-        stopped: async (answer) => answer,
-        async settle(verdict) {
-          if (verdict.kind !== 'settled') return;
-          await attempt.at?.('order.record');
-          await recordUnguarded(verdict.outcome).catch((error: Error) =>
-            console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
-          );
-        },
-      },
-    };
+  async guard(attempt, next) {
+    const end = await next();
+    if (end.kind === 'banked' && end.verdict.kind === 'settled') {
+      await attempt.at?.('order.record');
+      await recordUnguarded(end.verdict.outcome).catch((error: Error) =>
+        console.error(`[pay] ${attempt.orderNo}: outcome not recorded (${error.message}); reconciliation will`),
+      );
+    }
+    return end;
   },
 };

@@ -22,10 +22,9 @@ import 'server-only';
 // holding a claim it took over from an attempt whose charge may still be in doubt. Never released after a charge.
 import type { CallerScope } from '../../session.ts';
 import { decide, reason } from '../../telemetry/spans.ts';
-import { type Answer, type Attempt, type Claim, type Defence, type Hold, type Intent, stop } from '../defence.ts';
+import { type Answer, type Attempt, type Defence, type Intent, type Lease, stopped, type Verdict } from '../defence.ts';
 import type { KeyStrategy } from '../layers.ts';
 import { outcomeFromCharge, type PaymentOutcome, parseOutcome } from '../outcome.ts';
-import type { RacePoint } from '../race-points.ts';
 import { type KeySources, requestKeyFor, shortKey } from './key-strategy.ts';
 import { type ClaimDecision, fingerprintOf, type RequestKeyClaim, requestKeyName } from './record.ts';
 import {
@@ -99,31 +98,49 @@ export type RequestKeyOptions = {
   recordOnOrder: (outcome: PaymentOutcome) => Promise<void>;
 };
 
+/** What layer 2's claim came to: the key held (`seen`: the abandoned claim it took over), or a duplicate's answer. */
+type KeyClaim = { kind: 'held'; fence: number; seen?: RequestKeyClaim } | { kind: 'stopped'; answer: Answer };
+
 /** Layer 2 as a defence. */
 export function requestKeyDefence(options: RequestKeyOptions): Defence {
   return {
     layer: 'requestKey',
-    async claim(asked) {
+    async guard(asked, next) {
       const attempt = keyed(asked);
-      const { key, span, attemptId, leaseMs } = attempt;
-      const claim = { owner: attemptId, fingerprint: key.fingerprint };
-      const ttlSeconds = attempt.resultTtlSeconds;
-      await attempt.at?.('key.claim');
-      const decision = await claimRequestKey(key.name, claim, { now: attempt.now(), leaseMs, ttlSeconds });
-      switch (decision.kind) {
-        case 'claimed':
-          decide(span, 'requestKey', 'claimed', reason('keyClaimed', { ...key.shown, fence: decision.fence, leaseMs }));
-          return { kind: 'held', hold: keyHold(attempt, decision.fence) };
-        case 'replay':
-        case 'mismatch':
-          return stop(answerFromKey(decision, attempt));
-        case 'in_progress':
-          return stop(await answerInProgress(attempt, decision.owner, options.databaseDecides));
-        case 'abandoned':
-          return takeOver(attempt, decision.claim, options);
+      const claim = await claimKey(attempt, options);
+      if (claim.kind === 'stopped') return stopped(claim.answer);
+      const { fence, seen } = claim;
+      const { key, attemptId: owner } = attempt;
+      const firstFence = seen?.firstFence ?? fence;
+      const held: HeldKey = { name: key.name, fingerprint: key.fingerprint, owner, fence, firstFence };
+      const end = await next({ lease: leaseOf(attempt, held, seen !== undefined) });
+      if (end.kind === 'banked') {
+        await settle(attempt, held, end.verdict);
+        return end;
       }
+      return { ...end, answer: await stoppedAfter(attempt, held, seen, end.answer) };
     },
   };
+}
+
+async function claimKey(attempt: Keyed, options: RequestKeyOptions): Promise<KeyClaim> {
+  const { key, span, attemptId, leaseMs } = attempt;
+  const claim = { owner: attemptId, fingerprint: key.fingerprint };
+  const ttlSeconds = attempt.resultTtlSeconds;
+  await attempt.at?.('key.claim');
+  const decision = await claimRequestKey(key.name, claim, { now: attempt.now(), leaseMs, ttlSeconds });
+  switch (decision.kind) {
+    case 'claimed':
+      decide(span, 'requestKey', 'claimed', reason('keyClaimed', { ...key.shown, fence: decision.fence, leaseMs }));
+      return { kind: 'held', fence: decision.fence };
+    case 'replay':
+    case 'mismatch':
+      return { kind: 'stopped', answer: answerFromKey(decision, attempt) };
+    case 'in_progress':
+      return { kind: 'stopped', answer: await answerInProgress(attempt, decision.owner, options.databaseDecides) };
+    case 'abandoned':
+      return takeOver(attempt, decision.claim, options);
+  }
 }
 
 /**
@@ -183,7 +200,7 @@ async function answerInProgress(attempt: Keyed, owner: string | undefined, datab
 }
 
 /** The first request stalled or died past its lease, or its outcome is unknown: take its claim over. */
-async function takeOver(attempt: Keyed, seen: RequestKeyClaim, options: RequestKeyOptions): Promise<Claim> {
+async function takeOver(attempt: Keyed, seen: RequestKeyClaim, options: RequestKeyOptions): Promise<KeyClaim> {
   const { key, span } = attempt;
   const taker = { owner: attempt.attemptId, fingerprint: key.fingerprint };
   await attempt.at?.('key.takeOver');
@@ -191,15 +208,13 @@ async function takeOver(attempt: Keyed, seen: RequestKeyClaim, options: RequestK
   const fence = await takeOverRequestKey(key.name, seen, taker, context);
   if (fence === undefined) {
     decide(span, 'requestKey', 'stopped', reason('keyTakenByAnother', key.shown));
-    return stop({ kind: 'in_progress', answeredBy: 'requestKey' });
+    return { kind: 'stopped', answer: { kind: 'in_progress', answeredBy: 'requestKey' } };
   }
   const why = seen.unknown ? 'unknown' : 'lease';
   decide(span, 'requestKey', 'takeover', reason('keyTakeover', { ...key.shown, why, oldFence: seen.fence, fence }));
-  const hold = keyHold(attempt, fence, seen);
   // With layer 3 or 4 on, the database decides next. Alone, layer 2 asks the bank itself.
-  if (options.databaseDecides) return { kind: 'held', hold };
-  const recovered = await recoverAlone(attempt, fence, seen, options);
-  return recovered ? stop(recovered) : { kind: 'held', hold };
+  const recovered = options.databaseDecides ? undefined : await recoverAlone(attempt, fence, seen, options);
+  return recovered ? { kind: 'stopped', answer: recovered } : { kind: 'held', fence, seen };
 }
 
 /**
@@ -245,66 +260,76 @@ async function recoverAlone(
   return { kind: 'in_progress', answeredBy: 'requestKey' };
 }
 
-/** The key this attempt holds (`seen`: the earlier attempt's claim it took over, if it did). */
-function keyHold(attempt: Keyed, fence: number, seen?: RequestKeyClaim): Hold {
-  const { key, span, orderNo } = attempt;
-  const firstFence = seen?.firstFence ?? fence;
-  const held: HeldKey = { name: key.name, fingerprint: key.fingerprint, owner: attempt.attemptId, fence, firstFence };
-  const ttlSeconds = attempt.resultTtlSeconds;
-  const at = async (point: RacePoint) => attempt.at?.(point);
-  const complete = async (outcome: unknown, existing: boolean) => {
-    await at('key.complete');
-    return completeRequestKey(key.name, held.owner, { fingerprint: key.fingerprint, outcome, existing }, ttlSeconds);
-  };
-  const release = async () => {
-    await at('key.release');
-    if (await releaseRequestKey(key.name, held.owner)) decide(span, 'requestKey', 'released', reason('keyReleased'));
-  };
-  const keepUnknown = async (since: number) => {
-    await at('key.keepUnknown');
-    return markRequestKeyUnknown(held, since, ttlSeconds);
-  };
+/** The key this attempt holds, as the bank checks it, and its renewal after a pause. */
+function leaseOf(attempt: Keyed, held: HeldKey, tookOver: boolean): Lease {
   return {
-    fence: { fence: { lock: requestKeyLock(key.name), token: fence }, byLock: true, layer: 'requestKey' },
-    tookOver: seen !== undefined,
+    fence: { lock: requestKeyLock(held.name), token: held.fence },
+    byLock: true,
+    layer: 'requestKey',
+    tookOver,
     async renew(now) {
-      await at('key.renew');
+      await attempt.at?.('key.renew');
       if (await renewRequestKey(held, now)) return undefined;
-      decide(span, 'requestKey', 'lost', reason('claimLost'));
+      decide(attempt.span, 'requestKey', 'lost', reason('claimLost'));
       return { kind: 'in_progress', answeredBy: 'requestKey' };
     },
-    async stopped(answer) {
-      if (answer.kind === 'duplicate') {
-        // The first outcome is this intent's outcome too. Found under a key this attempt took over, it is the
-        // intent's own payment, settled meanwhile: a replay, not another intent's.
-        const mine = seen ? { ...answer, existing: false } : answer;
-        await complete(mine.outcome, mine.existing);
-        return mine;
-      }
-      // A key taken over from an earlier attempt of the same intent may still be that attempt's charge in
-      // doubt: it goes back to "unknown", never away.
-      if (!seen) await release();
-      else if (await keepUnknown(seen.unknownSince ?? attempt.now())) {
-        decide(span, 'requestKey', 'unknown', reason('keyKeptUnknown'));
-      }
-      return answer;
-    },
-    async settle(verdict) {
-      switch (verdict.kind) {
-        case 'settled':
-          await complete(verdict.outcome, verdict.existing).then(
-            (stored) =>
-              decide(span, 'requestKey', stored ? 'completed' : 'late', reason(stored ? 'keyCompleted' : 'keyLate')),
-            (error: Error) => console.error(`[pay] ${orderNo}: outcome not stored in Redis (${error.message})`),
-          );
-          return;
-        case 'nothingMoved':
-          await release().catch(() => {});
-          return;
-        case 'unknown':
-          await keepUnknown(verdict.since).catch(() => false);
-          return;
-      }
-    },
   };
+}
+
+/**
+ * A later defence stopped this attempt before the bank, with `answer`: nothing moved. Returns the answer as
+ * layer 2 words it. `seen`: the abandoned claim this attempt took over, if it did.
+ */
+async function stoppedAfter(attempt: Keyed, held: HeldKey, seen: RequestKeyClaim | undefined, answer: Answer) {
+  if (answer.kind === 'duplicate') {
+    // The first outcome is this intent's outcome too. Found under a key this attempt took over, it is the
+    // intent's own payment, settled meanwhile: a replay, not another intent's.
+    const mine = seen ? { ...answer, existing: false } : answer;
+    await complete(attempt, held, mine.outcome, mine.existing);
+    return mine;
+  }
+  // A key taken over from an earlier attempt of the same intent may still be that attempt's charge in
+  // doubt: it goes back to "unknown", never away.
+  if (!seen) await release(attempt, held);
+  else if (await keepUnknown(attempt, held, seen.unknownSince ?? attempt.now())) {
+    decide(attempt.span, 'requestKey', 'unknown', reason('keyKeptUnknown'));
+  }
+  return answer;
+}
+
+/** The bank's verdict, kept on the key this attempt holds. Never throws: the money may have moved. */
+async function settle(attempt: Keyed, held: HeldKey, verdict: Verdict): Promise<void> {
+  const { span, orderNo } = attempt;
+  switch (verdict.kind) {
+    case 'settled':
+      await complete(attempt, held, verdict.outcome, verdict.existing).then(
+        (stored) =>
+          decide(span, 'requestKey', stored ? 'completed' : 'late', reason(stored ? 'keyCompleted' : 'keyLate')),
+        (error: Error) => console.error(`[pay] ${orderNo}: outcome not stored in Redis (${error.message})`),
+      );
+      return;
+    case 'nothingMoved':
+      await release(attempt, held).catch(() => {});
+      return;
+    case 'unknown':
+      await keepUnknown(attempt, held, verdict.since).catch(() => false);
+      return;
+  }
+}
+
+async function complete(attempt: Keyed, held: HeldKey, outcome: unknown, existing: boolean): Promise<boolean> {
+  await attempt.at?.('key.complete');
+  const done = { fingerprint: held.fingerprint, outcome, existing };
+  return completeRequestKey(held.name, held.owner, done, attempt.resultTtlSeconds);
+}
+
+async function release(attempt: Keyed, held: HeldKey): Promise<void> {
+  await attempt.at?.('key.release');
+  if (await releaseRequestKey(held.name, held.owner))
+    decide(attempt.span, 'requestKey', 'released', reason('keyReleased'));
+}
+
+async function keepUnknown(attempt: Keyed, held: HeldKey, since: number): Promise<boolean> {
+  await attempt.at?.('key.keepUnknown');
+  return markRequestKeyUnknown(held, since, attempt.resultTtlSeconds);
 }
