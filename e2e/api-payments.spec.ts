@@ -5,6 +5,40 @@ import { ALL_ON, chargeCount, createOrder, expect, test } from './fixtures';
 const pay = (orderNo: string, amountCents = 4200) => ({ orderNo, amountCents });
 
 test.describe('POST /api/payments', () => {
+  test('Prefer: wait=10: 20 duplicates of a payment at a 2 s bank all get its 201, byte for byte, one charge', async ({
+    request,
+  }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLatencyMs: 2_000 } });
+    const headers = { 'idempotency-key': `wait-${orderNo}`, 'x-client-id': `wait-${orderNo}` };
+    const first = request.post('/api/payments', { headers, data: pay(orderNo) });
+    await expect
+      .poll(async () => (await (await request.get(`/api/orders/${orderNo}`)).json()).status, { intervals: [50] })
+      .toBe('PROCESSING');
+    // Without the preference, a duplicate now is told "in progress", as before.
+    const told = await request.post('/api/payments', { headers, data: pay(orderNo) });
+    expect(told.status()).toBe(409);
+    expect(told.headers()['preference-applied']).toBeUndefined();
+    const waiting = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        request.post('/api/payments', {
+          headers: { ...headers, prefer: 'wait=10' },
+          data: pay(orderNo),
+          timeout: 20_000,
+        }),
+      ),
+    );
+    const original = await first;
+    expect(original.status()).toBe(201);
+    const body = await original.text();
+    for (const answer of waiting) {
+      expect(answer.status()).toBe(201);
+      expect(await answer.text()).toBe(body);
+      expect(answer.headers()['idempotent-replayed']).toBe('true');
+      expect(answer.headers()['preference-applied']).toBe('wait=10');
+    }
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+
   test('201 first; the same key and body again: the same status and body, plus Idempotent-Replayed', async ({
     request,
   }) => {

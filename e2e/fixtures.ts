@@ -3,18 +3,9 @@
 // and direct access to the database to count what the card network recorded.
 import { type APIRequestContext, test as base, expect, type Locator, type Page } from '@playwright/test';
 import pg from 'pg';
-import type { KeyStrategy, Layers } from '../lib/lab/settings';
+import type { AnswerSettings, ClaimSettings, KeyStrategy, Faults as LabFaults, Layers } from '../lib/lab/settings';
 
-export type Faults = Partial<{
-  bankLatencyMs: number;
-  bankFailure: 'none' | 'decline' | 'error';
-  bankTimeoutAfterCharge: boolean;
-  crashAfterCharge: boolean;
-  receiptCrashBeforeAck: boolean;
-  stallBeforeBankMs: number;
-  bankLateChargeMs: number;
-  crashBeforeCharge: boolean;
-}>;
+export type Faults = Partial<LabFaults>;
 
 export { ALL_LAYERS_OFF as ALL_OFF, ALL_LAYERS_ON as ALL_ON } from '../lib/lab/settings';
 
@@ -23,12 +14,27 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 })
 /** Creates an order through the public API, with its own lab settings. */
 export async function createOrder(
   request: APIRequestContext,
-  lab: { layers: Layers; faults?: Faults; claims?: { leaseMs: number }; keys?: { strategy: KeyStrategy } },
+  lab: {
+    layers: Layers;
+    faults?: Faults;
+    claims?: Partial<ClaimSettings>;
+    keys?: { strategy: KeyStrategy };
+    answers?: Partial<AnswerSettings>;
+  },
   amountCents = 4_200,
 ): Promise<string> {
-  const { layers, faults = {}, claims, keys } = lab;
+  const { layers, faults = {}, claims, keys, answers } = lab;
   const response = await request.post('/api/orders', {
-    data: { amountCents, lab: { layers, faults, ...(claims ? { claims } : {}), ...(keys ? { keys } : {}) } },
+    data: {
+      amountCents,
+      lab: {
+        layers,
+        faults,
+        ...(claims ? { claims } : {}),
+        ...(keys ? { keys } : {}),
+        ...(answers ? { answers } : {}),
+      },
+    },
   });
   expect(response.status()).toBe(201);
   return ((await response.json()) as { orderNo: string }).orderNo;

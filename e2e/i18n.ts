@@ -15,6 +15,14 @@ export const ALLOWED = new Set([
   'Playwright',
   'Chromium',
   'Stripe',
+  // The HTTP clients of docs/clients.md, whose recipes the answer matrix runs.
+  'undici',
+  'RetryAgent',
+  'got',
+  'ky',
+  'axios',
+  'axios-retry',
+  'fetch',
   'Node',
   'npm',
   'API',
@@ -47,6 +55,7 @@ export const ALLOWED = new Set([
   'DNS',
   'cookie',
   'Accept',
+  'Prefer',
   'Language',
   // SQL and the payment's states, as the code and the article write them.
   'UPDATE',

@@ -60,7 +60,10 @@ test('the lab switches apply without a restart, in every open tab and on an open
   expect(orderNo).toMatch(/^ord_/);
 });
 
-test('the lease and the recovery faults are lab settings, saved from the lab page', async ({ page, request }) => {
+test('the lease, the release rule and the recovery faults are lab settings, saved from the lab page', async ({
+  page,
+  request,
+}) => {
   await page.goto('/lab');
   await unfold(page, 'Claims');
   await unfold(page, 'More faults');
@@ -70,19 +73,27 @@ test('the lease and the recovery faults are lab settings, saved from the lab pag
   await page.getByLabel(/Late charge \(ms\)/).fill('1500');
   await page.getByLabel(/Pause between the claim and the bank/).fill('2500');
   await page.getByLabel(/Crash the app holding its claims/).check();
+  await page.getByLabel(/Notify a downstream system after the charge/).check();
+  await page.getByRole('radio', { name: /On any error/ }).check();
   await expect(async () => {
     // The lab page edits this browser's own lab (each attendee of a workshop has one).
     const config = await (await page.request.get('/api/lab/config')).json();
-    expect(config.claims).toEqual({ leaseMs: 1000 });
-    expect(config.faults).toMatchObject({ bankLateChargeMs: 1500, stallBeforeBankMs: 2500, crashBeforeCharge: true });
+    expect(config.claims).toEqual({ leaseMs: 1000, release: 'anyError' });
+    expect(config.faults).toMatchObject({
+      bankLateChargeMs: 1500,
+      stallBeforeBankMs: 2500,
+      crashBeforeCharge: true,
+      notifyFailsAfterCharge: true,
+    });
   }).toPass({ timeout: 5_000 });
   // Out of range is refused by the server, naming the field.
   const bad = await request.put('/api/lab/config', {
-    data: { claims: { leaseMs: 50 }, faults: { bankLateChargeMs: 20_000 } },
+    data: { claims: { leaseMs: 50, release: 'sometimes' }, faults: { bankLateChargeMs: 20_000 } },
   });
   expect(bad.status()).toBe(400);
   expect(((await bad.json()).errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual([
     'claims.leaseMs',
+    'claims.release',
     'faults.bankLateChargeMs',
   ]);
 });
@@ -131,10 +142,12 @@ test('GET /api/lab/config returns the whole; PUT merges a partial change', async
     stallBeforeBankMs: 0,
     bankLateChargeMs: 0,
     crashBeforeCharge: false,
+    notifyFailsAfterCharge: false,
     dropResponse: false,
   });
-  expect(body.claims).toEqual({ leaseMs: 30_000 });
+  expect(body.claims).toEqual({ leaseMs: 30_000, release: 'noMoneyMoved' });
   expect(body.keys).toEqual({ strategy: 'business' });
+  expect(body.answers).toEqual({ duplicate: 'firstResult' });
   expect(body.gateway).toEqual({ timeoutMs: 2000, retries: 1 });
   const bad = await request.put('/api/lab/config', { data: { layers: { token: 'no' } } });
   expect(bad.status()).toBe(400);

@@ -1,6 +1,7 @@
 // A Playwright reporter that turns the scenario cells into the proof matrix (scenarios × configurations,
 // each cell: the charges on the card statement and what the customer saw) and the key-strategy matrix
-// (scenarios × the three ways of making layer 2's key, layer 2 alone), as JSON and Markdown:
+// (scenarios × the three ways of making layer 2's key, layer 2 alone) and the release-rule matrix (faults ×
+// the three rules for giving a claim back), as JSON and Markdown:
 //   e2e/.results/matrix.{json,md}   every run (the /scenarios page shows the latest)
 //   docs/scenario-matrix.{json,md}  and the README's block, when a run covered the whole matrix
 // The committed copies hold no timings or dates, so they change only when behaviour does.
@@ -9,10 +10,17 @@ import { cpus } from 'node:os';
 import path from 'node:path';
 import type { FullResult, Reporter, TestCase, TestResult } from '@playwright/test/reporter';
 import {
+  ANSWER_COLUMNS,
+  ANSWER_ROWS,
+  type AnswerSees,
   type Charges,
   CONFIGURATIONS,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
+  RELEASE_COLUMNS,
+  RELEASE_LEASE_MS,
+  RELEASE_ROWS,
+  type ReleaseSees,
   rowCommand,
   rowGrep,
   SCENARIOS,
@@ -23,14 +31,20 @@ type CellRecord = {
   scenario: string;
   configuration: string;
   counts: 'charges' | 'receipts';
-  expected: { charges: Charges; sees: Sees };
-  actual: { charges: Charges; sees: Sees; chargeCount: number };
+  expected: { charges: Charges; sees: Sees | ReleaseSees | AnswerSees };
+  /** `requests`: how many requests the intent cost (the answer matrix's clients). */
+  actual: { charges: Charges; sees: string; chargeCount: number; requests?: number };
   pass: boolean;
 };
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RESULTS = path.join(ROOT, 'e2e/.results');
-const README_BLOCKS = { proof: 'scenario-matrix', keys: 'key-strategy-matrix' } as const;
+const README_BLOCKS = {
+  proof: 'scenario-matrix',
+  keys: 'key-strategy-matrix',
+  release: 'release-rule-matrix',
+  answers: 'duplicate-answer-matrix',
+} as const;
 
 /** A table: its rows and columns, by id and title. */
 type Shape = { rows: Array<{ id: string; title: string }>; columns: Array<{ id: string; title: string }> };
@@ -39,16 +53,22 @@ const KEYS: Shape = {
   rows: KEY_STRATEGY_ROWS.map((row) => ({ id: row.scenario.id, title: row.scenario.title })),
   columns: KEY_STRATEGY_COLUMNS,
 };
+const RELEASE: Shape = { rows: RELEASE_ROWS, columns: RELEASE_COLUMNS };
+const ANSWERS: Shape = { rows: ANSWER_ROWS, columns: ANSWER_COLUMNS };
 
 export default class MatrixReporter implements Reporter {
   private cells = new Map<string, CellRecord>();
   private keyCells = new Map<string, CellRecord>();
+  private releaseCells = new Map<string, CellRecord>();
+  private answerCells = new Map<string, CellRecord>();
   private started = Date.now();
 
   onTestEnd(test: TestCase, result: TestResult): void {
     for (const [type, cells] of [
       ['matrix-cell', this.cells],
       ['key-strategy-cell', this.keyCells],
+      ['release-cell', this.releaseCells],
+      ['answer-cell', this.answerCells],
     ] as const) {
       // Most tests record one cell; a row run once for all its cells (matrix.ts `oneRun`) records eight.
       const recorded = result.annotations.filter((a) => a.type === type);
@@ -66,12 +86,19 @@ export default class MatrixReporter implements Reporter {
   }
 
   onEnd(result: FullResult): void {
-    if (this.cells.size === 0 && this.keyCells.size === 0) return;
-    const cells = [...this.cells.values()];
-    const keyCells = [...this.keyCells.values()];
+    const all = {
+      cells: [...this.cells.values()],
+      keyCells: [...this.keyCells.values()],
+      releaseCells: [...this.releaseCells.values()],
+      answerCells: [...this.answerCells.values()],
+    };
+    const { cells, keyCells, releaseCells, answerCells } = all;
+    if ([cells, keyCells, releaseCells, answerCells].every((list) => list.length === 0)) return;
     const complete =
       cells.length === SCENARIOS.length * CONFIGURATIONS.length &&
-      keyCells.length === KEY_STRATEGY_ROWS.length * KEY_STRATEGY_COLUMNS.length;
+      keyCells.length === KEY_STRATEGY_ROWS.length * KEY_STRATEGY_COLUMNS.length &&
+      releaseCells.length === RELEASE_ROWS.length * RELEASE_COLUMNS.length &&
+      answerCells.length === ANSWER_ROWS.length * ANSWER_COLUMNS.length;
     const run = {
       runAt: new Date().toISOString(),
       durationSeconds: Math.round((Date.now() - this.started) / 1000),
@@ -80,17 +107,21 @@ export default class MatrixReporter implements Reporter {
       complete,
     };
     mkdirSync(RESULTS, { recursive: true });
-    const data = matrixData(cells, keyCells);
+    const data = matrixData(all);
     writeFileSync(path.join(RESULTS, 'matrix.json'), `${JSON.stringify({ ...run, ...data }, null, 2)}\n`);
-    writeFileSync(path.join(RESULTS, 'matrix.md'), markdown(cells, keyCells, run));
-    if (complete && [...cells, ...keyCells].every((cell) => cell.pass)) {
+    writeFileSync(path.join(RESULTS, 'matrix.md'), markdown(all, run));
+    if (complete && [...cells, ...keyCells, ...releaseCells, ...answerCells].every((cell) => cell.pass)) {
       writeFileSync(path.join(ROOT, 'docs/scenario-matrix.json'), `${JSON.stringify(data, null, 2)}\n`);
-      writeFileSync(path.join(ROOT, 'docs/scenario-matrix.md'), markdown(cells, keyCells));
+      writeFileSync(path.join(ROOT, 'docs/scenario-matrix.md'), markdown(all));
       updateReadme(README_BLOCKS.proof, table(PROOF, cells));
       updateReadme(README_BLOCKS.keys, table(KEYS, keyCells));
+      updateReadme(README_BLOCKS.release, table(RELEASE, releaseCells));
+      updateReadme(README_BLOCKS.answers, table(ANSWERS, answerCells));
     }
     console.log(`\n${summary(PROOF, cells, 'Scenario matrix')}`);
     if (keyCells.length > 0) console.log(`\n${summary(KEYS, keyCells, 'Key-strategy matrix (layer 2 alone)')}`);
+    if (releaseCells.length > 0) console.log(`\n${summary(RELEASE, releaseCells, 'Release-rule matrix (layers 0-4)')}`);
+    if (answerCells.length > 0) console.log(`\n${summary(ANSWERS, answerCells, 'Answer matrix (five clients)')}`);
   }
 
   printsToStdio(): boolean {
@@ -98,10 +129,12 @@ export default class MatrixReporter implements Reporter {
   }
 }
 
-const sameOutcome = (a: { charges: Charges; sees: Sees }, b: { charges: Charges; sees: Sees }) =>
-  a.charges === b.charges && a.sees === b.sees;
+type Outcome = { charges: Charges; sees: string };
+const sameOutcome = (a: Outcome, b: Outcome) => a.charges === b.charges && a.sees === b.sees;
 
-function matrixData(cells: CellRecord[], keyCells: CellRecord[]) {
+type AllCells = { cells: CellRecord[]; keyCells: CellRecord[]; releaseCells: CellRecord[]; answerCells: CellRecord[] };
+
+function matrixData({ cells, keyCells, releaseCells, answerCells }: AllCells) {
   return {
     configurations: CONFIGURATIONS.map(({ id, title }) => ({ id, title })),
     scenarios: SCENARIOS.map(({ id, title, source }) => ({ id, title, source })),
@@ -117,6 +150,19 @@ function matrixData(cells: CellRecord[], keyCells: CellRecord[]) {
         why,
       })),
       cells: sorted(KEYS, keyCells),
+    },
+    releaseRules: {
+      layers: 'pendingUi token requestKey stateMachine uniqueConstraint',
+      leaseMs: RELEASE_LEASE_MS,
+      columns: RELEASE_COLUMNS,
+      rows: RELEASE_ROWS.map(({ id, title, fault, why }) => ({ id, title, fault, why })),
+      cells: sorted(RELEASE, releaseCells),
+    },
+    duplicateAnswers: {
+      layers: 'all',
+      columns: ANSWER_COLUMNS,
+      rows: ANSWER_ROWS.map(({ id, title }) => ({ id, title })),
+      cells: sorted(ANSWERS, answerCells),
     },
   };
 }
@@ -139,7 +185,8 @@ function cellText(cell: CellRecord | undefined): string {
       ? `**${cell.actual.chargeCount}** charges`
       : `${cell.actual.charges} charge${cell.actual.charges === '1' ? '' : 's'}`;
   const mark = cell.pass ? '' : ` ❌ expected ${cell.expected.charges}, ${cell.expected.sees}`;
-  return `${charges}, ${cell.actual.sees}${mark}`;
+  const requests = cell.actual.requests === undefined ? '' : ` (${cell.actual.requests} requests)`;
+  return `${charges}, ${cell.actual.sees}${requests}${mark}`;
 }
 
 /** The table, with a last column that reproduces each row: `npm run scenarios -- <that>`. */
@@ -154,11 +201,10 @@ function table(shape: Shape, cells: CellRecord[]): string {
 }
 
 function markdown(
-  cells: CellRecord[],
-  keyCells: CellRecord[],
+  { cells, keyCells, releaseCells, answerCells }: AllCells,
   run?: { runAt: string; durationSeconds: number; machine: string },
 ): string {
-  const failed = [...cells, ...keyCells].filter((cell) => !cell.pass).length;
+  const failed = [...cells, ...keyCells, ...releaseCells, ...answerCells].filter((cell) => !cell.pass).length;
   return [
     '# Scenario matrix',
     '',
@@ -183,6 +229,20 @@ function markdown(
       (row) =>
         `- ${row.scenario.title}: the same key under ${row.sameKeyUnder.map((id) => KEY_STRATEGY_COLUMNS.find((c) => c.id === id)?.title ?? id).join(' and ')}; the others miss it (${row.why}).`,
     ),
+    '',
+    '## When a claim is given back: three release rules',
+    '',
+    `The article’s third detail. Layers 0-4 are on, the bank’s key (5) off: it would return the first charge to a second one and hide what each rule did. The columns are the lab’s \`claims.release\`, with a lease of ${RELEASE_LEASE_MS} ms. The fault strikes the order’s first request; then its client retries with the same key until it is answered for good.`,
+    '',
+    table(RELEASE, releaseCells),
+    '',
+    ...RELEASE_ROWS.map((row) => `- ${row.title}: ${row.why}.`),
+    '',
+    '## What a duplicate is told: the first result, or an error',
+    '',
+    'The article’s second detail. Every defence is on; the columns are the lab’s `answers.duplicate`. The bank answers 2.5 s after charging; each of the five client recipes of docs/clients.md gives up on an attempt after 1 s and retries with its key (five retries at most). Told the first result, the client ends with its charge; told an error, it cannot tell it from “in progress” and spends its whole budget without learning it was charged.',
+    '',
+    table(ANSWERS, answerCells),
     '',
   ].join('\n');
 }

@@ -139,3 +139,35 @@ test('a click the pending UI swallowed: reported as the checkout will, drawn as 
   await expect(step).toContainText('Stopped here by layer 0');
   await expect(lane).not.toContainText(/(?<![\d,])0 ms/); // no duration where there is none
 });
+
+test('after a failure past the bank, each lane says which release rule completed, released or left its claims', async ({
+  page,
+}) => {
+  await page.goto('/lab');
+  // The charge goes through, then the downstream notification fails; the bank's key is off, as in exercise 13.
+  const rules = {
+    noMoneyMoved: ['2 Request key completed', 'the money moved before the step that failed'],
+    anyError: ['2 Request key released', 'released by the rule “any error”', '3 State machine released'],
+    never: ['2 Request key left', 'a retry is refused until its lease of 30000 ms runs out', '3 State machine left'],
+  } as const;
+  for (const [release, says] of Object.entries(rules)) {
+    const orderNo = await createOrder(page.request, {
+      layers: { ...ALL_ON, bankKey: false },
+      faults: { notifyFailsAfterCharge: true },
+      claims: { leaseMs: 30_000, release: release as keyof typeof rules },
+    });
+    const answer = await page.request.post('/api/payments', {
+      headers: { 'idempotency-key': `notify-${orderNo}` },
+      data: { orderNo, amountCents: 4_200 },
+    });
+    expect(answer.status()).toBe(500);
+    expect((await answer.json()).type).toBe('/problems/failed-after-bank');
+    await page.goto(`/lab?order=${orderNo}`);
+    const lane = page.locator(`li.lane[data-order-no="${orderNo}"][data-channel="api"]`);
+    await expect(lane).toHaveAttribute('data-ends-at', 'bank');
+    const then = lane.locator('[data-consequence]');
+    await expect(then.first()).toContainText('notifying a downstream system failed');
+    for (const words of says) await expect(then.filter({ hasText: words })).not.toHaveCount(0);
+    await expect(lane.locator('[data-decision="failed_after_bank"]')).toHaveCount(1);
+  }
+});

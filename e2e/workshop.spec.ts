@@ -24,10 +24,16 @@ async function setUp(lab: Page, id: string, options: { stay?: boolean } = {}): P
   const wanted = exerciseSettings(exercise);
   await expect
     .poll(async () => {
-      const { layers, faults, claims, keys } = await (await lab.request.get('/api/lab/config')).json();
-      return { layers, faults, claims, keys };
+      const { layers, faults, claims, keys, answers } = await (await lab.request.get('/api/lab/config')).json();
+      return { layers, faults, claims, keys, answers };
     })
-    .toEqual({ layers: wanted.layers, faults: wanted.faults, claims: wanted.claims, keys: wanted.keys });
+    .toEqual({
+      layers: wanted.layers,
+      faults: wanted.faults,
+      claims: wanted.claims,
+      keys: wanted.keys,
+      answers: wanted.answers,
+    });
   if (!options.stay) await lab.goto('about:blank');
 }
 
@@ -364,5 +370,101 @@ test.describe('workshop', () => {
     expect(a).toMatch(/^params:/);
     expect(b).toMatch(/^params:/);
     expect(a).not.toBe(b);
+  });
+  test('exercise 13A: given back on any error, a notification that fails after the charge charges the retry again', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '13a', { stay: true });
+    const { checkout, orderNo } = await newCheckout(context);
+    await checkout.payButton.click();
+    await settled(checkout);
+    await expect(checkout.outcome).toContainText('Something failed after the bank answered');
+    expect(await chargeCount(orderNo)).toBe(1);
+    const notify = lab.getByLabel(/Notify a downstream system after the charge/);
+    await notify.uncheck();
+    await expect
+      .poll(async () => (await (await lab.request.get('/api/lab/config')).json()).faults.notifyFailsAfterCharge)
+      .toBe(false);
+    await checkout.payButton.click();
+    await expect(checkout.chargeCount).toHaveText('Charged 2 times for one order!', { timeout: 15_000 });
+
+    // Fix it: only when no money moved. The notification fails again; the retry is answered with the charge.
+    await lab.getByRole('radio', { name: /Only when no money moved/ }).check();
+    await notify.check();
+    await expect
+      .poll(async () => {
+        const { faults, claims } = await (await lab.request.get('/api/lab/config')).json();
+        return [faults.notifyFailsAfterCharge, claims.release];
+      })
+      .toEqual([true, 'noMoneyMoved']);
+    const fixed = await newCheckout(context);
+    await fixed.checkout.payButton.click();
+    await settled(fixed.checkout);
+    await expect(fixed.checkout.outcome).toContainText('Something failed after the bank answered');
+    await fixed.checkout.payButton.click();
+    await expect(fixed.checkout.outcome).toContainText('Already paid', { timeout: 10_000 });
+    expect(await chargeCount(fixed.orderNo)).toBe(1);
+  });
+
+  test('exercise 13B: never given back, a failure before the charge locks the customer out until the lease runs out', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '13b', { stay: true });
+    const { checkout, orderNo } = await newCheckout(context);
+    await checkout.payButton.click();
+    await settled(checkout);
+    await expect(checkout.outcome).toContainText('Payment failed');
+    await lab.getByLabel('Fail before charging').selectOption('none');
+    await expect
+      .poll(async () => (await (await lab.request.get('/api/lab/config')).json()).faults.bankFailure)
+      .toBe('none');
+    // The same page's token is spent by now: reload for a new one, as the guide says, and pay.
+    const payAfresh = async () => {
+      await checkout.open(orderNo);
+      await checkout.payButton.click();
+      await settled(checkout);
+    };
+    await payAfresh();
+    await expect(checkout.outcome).toContainText('Payment in progress');
+    expect(await chargeCount(orderNo)).toBe(0);
+    // Once the 10 s lease has run out, a retry takes the dead claim over and pays: one charge.
+    await expect(async () => {
+      await payAfresh();
+      await expect(checkout.outcome).toContainText('Payment successful', { timeout: 1_000 });
+    }).toPass({ timeout: 40_000, intervals: [1_000] });
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+  test('exercise 14: a duplicate told an error: the retry after a lost answer learns nothing of the charge', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '14', { stay: true });
+    const loseThenRetry = async (checkout: CheckoutPage) => {
+      await checkout.payButton.click();
+      await expect(checkout.status).toHaveText('PAID', { timeout: 10_000 });
+      await expect(checkout.outcome).toContainText('Paying…');
+      await checkout.page.reload();
+      await checkout.payButton.click();
+      await settled(checkout);
+    };
+    const broken = await newCheckout(context);
+    await loseThenRetry(broken.checkout);
+    await expect(broken.checkout.outcome).toContainText('Already submitted');
+    await expect(broken.checkout.outcome).toContainText('does not say what became of the first payment');
+    await expect(broken.checkout.outcome).not.toContainText('ch_');
+    expect(await chargeCount(broken.orderNo)).toBe(1);
+
+    await lab.getByRole('radio', { name: /The first result/ }).check();
+    await expect
+      .poll(async () => (await (await lab.request.get('/api/lab/config')).json()).answers.duplicate)
+      .toBe('firstResult');
+    const { checkout, orderNo } = await newCheckout(context);
+    await loseThenRetry(checkout);
+    const firstCharge = (await checkout.page.locator('.statement tbody td.mono').first().textContent()) ?? '';
+    await expect(checkout.outcome).toContainText('Already paid');
+    await expect(checkout.outcome).toContainText(`charge ${firstCharge}`);
+    expect(await chargeCount(orderNo)).toBe(1);
   });
 });

@@ -9,7 +9,7 @@ export type MatrixCell = {
   configuration: string;
   counts?: 'charges' | 'receipts';
   expected: { charges: string; sees: string };
-  actual: { charges: string; sees: string; chargeCount: number };
+  actual: { charges: string; sees: string; chargeCount: number; requests?: number };
   pass: boolean;
 };
 
@@ -24,6 +24,18 @@ export type Matrix = {
   keyStrategies?: {
     columns: Array<{ id: string; title: string }>;
     rows: Array<{ id: string; title: string; source: number; sameKeyUnder: string[]; why: string }>;
+    cells: MatrixCell[];
+  };
+  /** The release-rule matrix: layers 0-4, one column per rule for giving a claim back after a failure. */
+  releaseRules?: {
+    columns: Array<{ id: string; title: string }>;
+    rows: Array<{ id: string; title: string; why: string }>;
+    cells: MatrixCell[];
+  };
+  /** The answer matrix: every defence on, the five client recipes, one column per answer to a duplicate. */
+  duplicateAnswers?: {
+    columns: Array<{ id: string; title: string }>;
+    rows: Array<{ id: string; title: string }>;
     cells: MatrixCell[];
   };
   from: 'latest run' | 'docs';

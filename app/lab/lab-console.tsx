@@ -6,7 +6,7 @@ import { EXERCISES, exerciseMatching, exerciseSettings, findExercise } from '@/l
 import { colourOf, SWITCHES } from '@/lib/lab/layer-info';
 import { DEFAULT_LAB_SETTINGS, type LabSettings } from '@/lib/lab/settings';
 import styles from './lab.module.css';
-import { ClaimsGroup, FaultsGroup, GatewayGroup, KeyStrategyGroup, LatencyField } from './lab-fields';
+import { AnswersGroup, ClaimsGroup, FaultsGroup, GatewayGroup, KeyStrategyGroup, LatencyField } from './lab-fields';
 import { type StoredEvent, Timeline } from './timeline';
 import { type LabSettingsState, same, useLabSettings } from './use-lab-settings';
 
@@ -46,6 +46,7 @@ export function LabConsole(props: Props) {
           <Defences lab={lab} hydrated={hydrated} />
           <LatencyField lab={lab} hydrated={hydrated} bankTimeoutMs={props.bankTimeoutMs} />
           <KeyStrategyGroup lab={lab} hydrated={hydrated} />
+          <AnswersGroup lab={lab} hydrated={hydrated} />
           <FaultsGroup lab={lab} hydrated={hydrated} settlementWindowMs={props.settlementWindowMs} />
           <ClaimsGroup lab={lab} hydrated={hydrated} />
           <GatewayGroup lab={lab} hydrated={hydrated} />
@@ -116,7 +117,7 @@ function Defences({ lab, hydrated }: { lab: LabSettingsState; hydrated: boolean 
   const titleOf = useExerciseTitle();
   const { settings, change } = lab;
   const matching = exerciseMatching(settings);
-  const isDefault = (['layers', 'faults', 'claims', 'keys'] as const).every((part) =>
+  const isDefault = (['layers', 'faults', 'claims', 'keys', 'answers'] as const).every((part) =>
     same(DEFAULT_LAB_SETTINGS[part], settings[part]),
   );
   return (

@@ -4,15 +4,16 @@
 // bounds are the settings' own schema's (lib/lab/settings.ts), so the form and the server never disagree.
 import { useTranslations } from 'next-intl';
 import { type ReactNode, useEffect, useState } from 'react';
-import { DEFAULT_LEASE_MS } from '@/lib/lab/constants';
 import { activeFaultChips } from '@/lib/lab/layer-info';
 import {
   ClaimsSchema,
   DEFAULT_LAB_SETTINGS,
+  DUPLICATE_ANSWERS,
   type Faults,
   FaultsSchema,
   GatewaySchema,
   KEY_STRATEGIES,
+  RELEASE_RULES,
 } from '@/lib/lab/settings';
 import { GatewayFile, useGateway } from './gateway-panel';
 import styles from './lab.module.css';
@@ -23,6 +24,7 @@ const FAULT_SWITCHES = [
   'bankTimeoutAfterCharge',
   'crashBeforeCharge',
   'crashAfterCharge',
+  'notifyFailsAfterCharge',
   'receiptCrashBeforeAck',
   'dropResponse',
 ] as const;
@@ -91,6 +93,39 @@ export function KeyStrategyGroup({ lab, hydrated }: Group) {
   );
 }
 
+export function AnswersGroup({ lab, hydrated }: Group) {
+  const t = useTranslations('lab');
+  const tl = useTranslations('layers');
+  const { duplicate } = lab.settings.answers;
+  return (
+    <Collapsible
+      title={t('console.answersTitle')}
+      state={tl(`duplicateAnswers.${duplicate}.name`).toLowerCase()}
+      changed={duplicate !== DEFAULT_LAB_SETTINGS.answers.duplicate}
+    >
+      <fieldset>
+        <legend className="visually-hidden">{t('console.answersTitle')}</legend>
+        <p className={styles.hint}>{t('console.answersHint')}</p>
+        {DUPLICATE_ANSWERS.map((option) => (
+          <label className={styles.check} key={option}>
+            <input
+              type="radio"
+              name="duplicate-answer"
+              disabled={!hydrated}
+              checked={duplicate === option}
+              onChange={() => lab.change({ answers: { duplicate: option } })}
+            />
+            <span>
+              <strong>{tl(`duplicateAnswers.${option}.name`)}</strong>
+              <span className={`${styles.hint} block`}>{tl(`duplicateAnswers.${option}.explains`)}</span>
+            </span>
+          </label>
+        ))}
+      </fieldset>
+    </Collapsible>
+  );
+}
+
 export function FaultsGroup({ lab, hydrated, settlementWindowMs }: Group & { settlementWindowMs: number }) {
   const t = useTranslations('lab');
   const tl = useTranslations('layers');
@@ -98,7 +133,7 @@ export function FaultsGroup({ lab, hydrated, settlementWindowMs }: Group & { set
   const { faults } = lab.settings;
   const otherFaults = activeFaultChips({
     faults: { ...faults, bankLatencyMs: 0 },
-    claims: { leaseMs: DEFAULT_LEASE_MS },
+    claims: DEFAULT_LAB_SETTINGS.claims,
   }).map(({ key, values }) => tl(`faults.${key}`, values));
   return (
     <Collapsible
@@ -157,12 +192,13 @@ export function FaultsGroup({ lab, hydrated, settlementWindowMs }: Group & { set
 export function ClaimsGroup({ lab, hydrated }: Group) {
   const t = useTranslations('lab');
   const tl = useTranslations('layers');
-  const { leaseMs } = lab.settings.claims;
+  const { leaseMs, release } = lab.settings.claims;
+  const state = [tl('faults.lease', { ms: leaseMs }), tl(`releaseRules.${release}.name`).toLowerCase()];
   return (
     <Collapsible
       title={t('console.claims')}
-      state={tl('faults.lease', { ms: leaseMs })}
-      changed={leaseMs !== DEFAULT_LAB_SETTINGS.claims.leaseMs}
+      state={state.join(t('console.listSeparator'))}
+      changed={!same(DEFAULT_LAB_SETTINGS.claims, lab.settings.claims)}
     >
       <fieldset>
         <legend className="visually-hidden">{t('console.claims')}</legend>
@@ -175,6 +211,25 @@ export function ClaimsGroup({ lab, hydrated }: Group) {
           value={leaseMs}
           onChange={(value) => lab.change({ claims: { leaseMs: value } })}
         />
+      </fieldset>
+      <fieldset>
+        <legend>{t('console.releaseTitle')}</legend>
+        <p className={styles.hint}>{t('console.releaseHint')}</p>
+        {RELEASE_RULES.map((rule) => (
+          <label className={styles.check} key={rule}>
+            <input
+              type="radio"
+              name="release-rule"
+              disabled={!hydrated}
+              checked={release === rule}
+              onChange={() => lab.change({ claims: { release: rule } })}
+            />
+            <span>
+              <strong>{tl(`releaseRules.${rule}.name`)}</strong>
+              <span className={`${styles.hint} block`}>{tl(`releaseRules.${rule}.explains`)}</span>
+            </span>
+          </label>
+        ))}
       </fieldset>
     </Collapsible>
   );

@@ -20,6 +20,12 @@ export default async function ProblemsPage() {
           docs: (chunks) => <Link href="/api/docs">{chunks}</Link>,
         })}
       </p>
+      <p>
+        {t.rich('pages.replayPolicy', {
+          code: (chunks) => <code>{chunks}</code>,
+          strong: (chunks) => <strong>{chunks}</strong>,
+        })}
+      </p>
       <table className="matrix">
         <caption className="visually-hidden">{t('pages.caption')}</caption>
         <thead>

@@ -3,9 +3,18 @@ import Link from 'next/link';
 import { useTranslations } from 'next-intl';
 import { getLocale, getTranslations } from 'next-intl/server';
 import type { ReactNode } from 'react';
-import { CONFIGURATIONS, KEY_STRATEGIES, rowCommand, type Sees, SWITCHES } from '@/e2e/scenarios/matrix';
+import {
+  CONFIGURATIONS,
+  DUPLICATE_ANSWERS,
+  KEY_STRATEGIES,
+  RECIPE_BUDGET,
+  RELEASE_RULES,
+  rowCommand,
+  type Sees,
+  SWITCHES,
+} from '@/e2e/scenarios/matrix';
 import { exercisesOf } from '@/lib/lab/exercises';
-import { type MatrixCell, readLatestMatrix } from '@/lib/scenario-results';
+import { type Matrix, type MatrixCell, readLatestMatrix } from '@/lib/scenario-results';
 import styles from './scenarios.module.css';
 
 export async function generateMetadata(): Promise<Metadata> {
@@ -44,15 +53,6 @@ export default async function ScenariosPage() {
     const [only] = on;
     return on.length === 1 && only ? t('configurations.only', { step: layers(`steps.${only}`) }) : column.title;
   };
-  const strategyTitle = (column: { id: string; title: string }): string =>
-    (KEY_STRATEGIES as readonly string[]).includes(column.id)
-      ? layers(`keyStrategies.${column.id as (typeof KEY_STRATEGIES)[number]}.name`)
-      : column.title;
-  const missed = (row: { id: string; why: string }) => {
-    const key = `keyMisses.${row.id}` as 'keyMisses.double-click';
-    return t.rich('missed', { why: () => (t.has(key) ? t.rich(key, { code }) : row.why) });
-  };
-
   return (
     <>
       <h1>{t('title')}</h1>
@@ -87,22 +87,82 @@ export default async function ScenariosPage() {
             rows={matrix.scenarios}
             cells={matrix.cells}
           />
-          {matrix.keyStrategies ? (
-            <>
-              <h2 id="keys-title">{t('keysTitle')}</h2>
-              <p>{t('keysIntro')}</p>
-              <MatrixTable
-                labelledBy="keys-title"
-                className={styles.keys}
-                caption={t('keysCaption')}
-                columns={matrix.keyStrategies.columns.map((column) => ({ ...column, title: strategyTitle(column) }))}
-                rows={matrix.keyStrategies.rows.map((row) => ({ ...row, note: missed(row) }))}
-                cells={matrix.keyStrategies.cells}
-              />
-            </>
-          ) : null}
+          <DetailMatrices matrix={matrix} />
         </>
       )}
+    </>
+  );
+}
+
+/** The details' own tables: the key strategies (the first detail) and the release rules (the third). */
+function DetailMatrices({ matrix }: { matrix: Matrix }) {
+  const t = useTranslations('scenarios');
+  const layers = useTranslations('layers');
+  const strategyTitle = (column: { id: string; title: string }): string =>
+    (KEY_STRATEGIES as readonly string[]).includes(column.id)
+      ? layers(`keyStrategies.${column.id as (typeof KEY_STRATEGIES)[number]}.name`)
+      : column.title;
+  const ruleTitle = (column: { id: string; title: string }): string =>
+    (RELEASE_RULES as readonly string[]).includes(column.id)
+      ? layers(`releaseRules.${column.id as (typeof RELEASE_RULES)[number]}.name`)
+      : column.title;
+  const answerTitle = (column: { id: string; title: string }): string =>
+    (DUPLICATE_ANSWERS as readonly string[]).includes(column.id)
+      ? layers(`duplicateAnswers.${column.id as (typeof DUPLICATE_ANSWERS)[number]}.name`)
+      : column.title;
+  const because = (row: { id: string; why: string }) => {
+    const key = `releaseWhy.${row.id}` as 'releaseWhy.notify-fails';
+    return t.rich('why', { why: () => (t.has(key) ? t(key) : row.why) });
+  };
+  const missed = (row: { id: string; why: string }) => {
+    const key = `keyMisses.${row.id}` as 'keyMisses.double-click';
+    return t.rich('missed', { why: () => (t.has(key) ? t.rich(key, { code }) : row.why) });
+  };
+
+  return (
+    <>
+      {matrix.keyStrategies ? (
+        <>
+          <h2 id="keys-title">{t('keysTitle')}</h2>
+          <p>{t('keysIntro')}</p>
+          <MatrixTable
+            labelledBy="keys-title"
+            className={styles.keys}
+            caption={t('keysCaption')}
+            columns={matrix.keyStrategies.columns.map((column) => ({ ...column, title: strategyTitle(column) }))}
+            rows={matrix.keyStrategies.rows.map((row) => ({ ...row, note: missed(row) }))}
+            cells={matrix.keyStrategies.cells}
+          />
+        </>
+      ) : null}
+      {matrix.releaseRules ? (
+        <>
+          <h2 id="release-title">{t('releaseTitle')}</h2>
+          <p>{t('releaseIntro')}</p>
+          <MatrixTable
+            labelledBy="release-title"
+            className={styles.keys}
+            caption={t('releaseCaption')}
+            columns={matrix.releaseRules.columns.map((column) => ({ ...column, title: ruleTitle(column) }))}
+            rows={matrix.releaseRules.rows.map((row) => ({ ...row, note: because(row) }))}
+            cells={matrix.releaseRules.cells}
+          />
+        </>
+      ) : null}
+      {matrix.duplicateAnswers ? (
+        <>
+          <h2 id="answers-title">{t('answersTitle')}</h2>
+          <p>{t('answersIntro')}</p>
+          <MatrixTable
+            labelledBy="answers-title"
+            className={styles.keys}
+            caption={t('answersCaption')}
+            columns={matrix.duplicateAnswers.columns.map((column) => ({ ...column, title: answerTitle(column) }))}
+            rows={matrix.duplicateAnswers.rows}
+            cells={matrix.duplicateAnswers.cells}
+          />
+        </>
+      ) : null}
     </>
   );
 }
@@ -133,6 +193,14 @@ function Legend() {
         <dd>{t.rich('legend.inProgressMeans', { code })}</dd>
         <dt>{t('sees.error')}</dt>
         <dd>{t('legend.errorMeans')}</dd>
+        <dt>{t('sees.refusedThen', { sees: t('sees.paid') })}</dt>
+        <dd>{t('legend.refusedThenPaidMeans')}</dd>
+        <dt>{t('sees.refusedThen', { sees: t('sees.firstOutcome') })}</dt>
+        <dd>{t('legend.refusedThenFirstMeans')}</dd>
+        <dt>{t('sees.learned')}</dt>
+        <dd>{t('legend.learnedMeans')}</dd>
+        <dt>{t('sees.gaveUp', { requests: RECIPE_BUDGET })}</dt>
+        <dd>{t('legend.gaveUpMeans')}</dd>
         <dt>{t('legend.declared')}</dt>
         <dd>{t.rich('legend.declaredMeans', { code })}</dd>
         <dt>{t('notRun')}</dt>
@@ -148,7 +216,7 @@ function Legend() {
   );
 }
 
-type Row = { id: string; title: string; source: number; note?: ReactNode };
+type Row = { id: string; title: string; source?: number; note?: ReactNode };
 
 function MatrixTable(props: {
   labelledBy: string;
@@ -166,14 +234,6 @@ function MatrixTable(props: {
   const sourceOf = (row: Row) => {
     const key = `sources.${row.source}` as 'sources.1';
     return t.has(key) ? t(key) : String(row.source);
-  };
-  const seesOf = (sees: string) => {
-    const key = SEES_KEYS[sees as Sees];
-    return key ? t(`sees.${key}`) : sees;
-  };
-  const chargesOf = (charges: string) => {
-    const key = `declaredCharges.${charges}` as 'declaredCharges.more';
-    return t.has(key) ? t(key) : charges;
   };
   return (
     // Its own scroller (a named section: role region), focusable so that keyboard users can scroll it too.
@@ -196,33 +256,61 @@ function MatrixTable(props: {
             <tr key={row.id}>
               <th scope="row">
                 <span className={styles.scenario}>{titleOf(row)}</span>
-                <span className={`${styles.meta} muted`}>{t('source', { source: sourceOf(row) })}</span>
+                {row.source === undefined ? null : (
+                  <span className={`${styles.meta} muted`}>{t('source', { source: sourceOf(row) })}</span>
+                )}
                 {row.note ? <span className={`${styles.meta} muted`}>{row.note}</span> : null}
                 <code className={styles.command}>{rowCommand(row.id)}</code>
                 <Exercises scenarioId={row.id} />
               </th>
-              {props.columns.map((column) => {
-                const cell = props.cells.find((c) => c.scenario === row.id && c.configuration === column.id);
-                if (!cell) return <td key={column.id}>{t('notRun')}</td>;
-                const charges = cell.actual.chargeCount;
-                const tone = charges > 1 ? styles.more : charges === 1 ? styles.once : '';
-                return (
-                  <td key={column.id} className={`${tone} ${cell.pass ? '' : styles.differs}`}>
-                    <strong>{t(cell.counts === 'receipts' ? 'receipts' : 'charges', { count: charges })}</strong>
-                    <span className="block small">{seesOf(cell.actual.sees)}</span>
-                    {cell.pass ? null : (
-                      <span className="block small alarm">
-                        {t('declared', { charges: chargesOf(cell.expected.charges), sees: seesOf(cell.expected.sees) })}
-                      </span>
-                    )}
-                  </td>
-                );
-              })}
+              {props.columns.map((column) => (
+                <CellView
+                  key={column.id}
+                  cell={props.cells.find((c) => c.scenario === row.id && c.configuration === column.id)}
+                />
+              ))}
             </tr>
           ))}
         </tbody>
       </table>
     </section>
+  );
+}
+
+/** One cell: the charges, what the customer saw, the requests it cost (the answer matrix), and what was declared. */
+function CellView({ cell }: { cell: MatrixCell | undefined }) {
+  const t = useTranslations('scenarios');
+  const seesOf = (sees: string): string => {
+    // The release-rule matrix's "in progress, then paid": told to wait before its final answer.
+    const then = sees.match(/^in progress, then (.+)$/);
+    if (then?.[1]) return t('sees.refusedThen', { sees: seesOf(then[1]) });
+    // The answer matrix's clients: they learned their charge, or gave up after their budget of requests.
+    if (sees === 'learned the charge') return t('sees.learned');
+    const gaveUp = sees.match(/^gave up after (\d+) requests$/);
+    if (gaveUp?.[1]) return t('sees.gaveUp', { requests: Number(gaveUp[1]) });
+    const key = SEES_KEYS[sees as Sees];
+    return key ? t(`sees.${key}`) : sees;
+  };
+  const chargesOf = (charges: string) => {
+    const key = `declaredCharges.${charges}` as 'declaredCharges.more';
+    return t.has(key) ? t(key) : charges;
+  };
+  if (!cell) return <td>{t('notRun')}</td>;
+  const charges = cell.actual.chargeCount;
+  const tone = charges > 1 ? styles.more : charges === 1 ? styles.once : '';
+  return (
+    <td className={`${tone} ${cell.pass ? '' : styles.differs}`}>
+      <strong>{t(cell.counts === 'receipts' ? 'receipts' : 'charges', { count: charges })}</strong>
+      <span className="block small">{seesOf(cell.actual.sees)}</span>
+      {cell.actual.requests === undefined ? null : (
+        <span className="block small muted">{t('requests', { count: cell.actual.requests })}</span>
+      )}
+      {cell.pass ? null : (
+        <span className="block small alarm">
+          {t('declared', { charges: chargesOf(cell.expected.charges), sees: seesOf(cell.expected.sees) })}
+        </span>
+      )}
+    </td>
   );
 }
 

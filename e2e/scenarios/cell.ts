@@ -193,7 +193,7 @@ function annotateKeyCell(testInfo: TestInfo, row: KeyStrategyRow, strategy: KeyS
 const outcomeOf = (cell: { charges: Charges; sees: Sees }) => ({ charges: cell.charges, sees: cell.sees });
 
 /** The count once it has stopped moving (a duplicate may still be on its way to the bank, or the queue). */
-async function settledCount(orderNo: string, count: (orderNo: string) => Promise<number>): Promise<number> {
+export async function settledCount(orderNo: string, count: (orderNo: string) => Promise<number>): Promise<number> {
   let last = await count(orderNo);
   let stableSince = Date.now();
   const deadline = Date.now() + 8_000;

@@ -115,7 +115,7 @@ test('@nginx the gateway is nginx: the lab shows its configuration, and a change
   await expect(file).toContainText('proxy_next_upstream error timeout non_idempotent;');
   await expect(file).toContainText('proxy_next_upstream_tries 2;');
   expect((await new AxeBuilder({ page }).include('figure').analyze()).violations).toEqual([]);
-  const retries = page.getByLabel('Retries');
+  const retries = page.getByRole('combobox', { name: /^Retries/ });
   try {
     await retries.selectOption('0');
     // Within a second the launcher rewrites the file and runs `nginx -s reload`.

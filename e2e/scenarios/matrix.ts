@@ -5,11 +5,15 @@
 import {
   ALL_LAYERS_OFF,
   ALL_LAYERS_ON,
+  DUPLICATE_ANSWERS,
+  type DuplicateAnswer,
   type Faults,
   KEY_STRATEGIES,
   type KeyStrategy,
   type Layers,
   onlyLayers,
+  RELEASE_RULES,
+  type ReleaseRule,
 } from '../../lib/lab/settings';
 
 export type { Layers };
@@ -320,6 +324,117 @@ export const KEY_STRATEGY_ROWS: KeyStrategyRow[] = [
   },
 ];
 
+// The release-rule matrix: the article's third detail. Every defence of the merchant's on, the bank's key (5)
+// off: it would return the first charge to any second one, and hide what each rule did. A fault strikes the
+// first request of an order only; then its client retries with the same key until it gets a final answer,
+// waiting as Retry-After says. The columns are the lab's `claims.release`; the lease is short (the "expiry" a
+// claim left by `never` waits out).
+
+/** Layers 0-4: the configuration every cell of the release-rule matrix runs under. */
+export const RELEASE_LAYERS: Layers = { ...ALL_LAYERS_ON, bankKey: false };
+/**
+ * The claims' lease in these cells: how long a claim the rule `never` left keeps the customer out. Far longer
+ * than a payment takes even on a busy machine: a first request still running past it would be recovered by the
+ * reconciler's sweep (as it should), and the cell would show the recovery, not the rule.
+ */
+export const RELEASE_LEASE_MS = 5_000;
+
+export const RELEASE_COLUMNS: Array<{ id: ReleaseRule; title: string }> = [
+  { id: 'noMoneyMoved', title: 'Only when no money moved' },
+  { id: 'anyError', title: 'On any error' },
+  { id: 'never', title: 'Never' },
+];
+
+/**
+ * What the customer (the retrying client) got in the end, and whether it was told "in progress" first: a claim
+ * left in place, or a charge in doubt, refuses the retries until it is settled or expires.
+ */
+export type ReleaseSees = Sees | `in progress, then ${Sees}`;
+export type ReleaseCell = { charges: Charges; sees: ReleaseSees };
+
+export type ReleaseRow = {
+  id: string;
+  title: string;
+  /** The fault of the order's first request (cleared before the retries). */
+  fault: Partial<Faults>;
+  cells: Record<ReleaseRule, ReleaseCell>;
+  /** What the rules do here, in the table's words. */
+  why: string;
+};
+
+export const RELEASE_ROWS: ReleaseRow[] = [
+  {
+    id: 'notify-fails',
+    title: 'The charge goes through, then notifying a downstream system fails',
+    fault: { notifyFailsAfterCharge: true },
+    cells: {
+      noMoneyMoved: { charges: '1', sees: 'first outcome' },
+      anyError: { charges: 'more', sees: 'paid' },
+      never: { charges: '1', sees: 'in progress, then first outcome' },
+    },
+    why: 'money moved before the failure: kept, the retry gets the charge; given back, the retry charges again; left, the retry waits out the lease and the bank is asked',
+  },
+  {
+    id: 'bank-error',
+    title: 'The bank fails before charging',
+    fault: { bankFailure: 'error' },
+    cells: {
+      noMoneyMoved: { charges: '1', sees: 'paid' },
+      anyError: { charges: '1', sees: 'paid' },
+      never: { charges: '1', sees: 'in progress, then paid' },
+    },
+    why: 'nothing moved: given back, the retry pays at once; left, the customer is refused until the lease runs out',
+  },
+  {
+    id: 'unknown-outcome',
+    title: 'The bank’s answer is unknown (it charges after the merchant gave up)',
+    fault: { bankLateChargeMs: 2_000 },
+    cells: {
+      noMoneyMoved: { charges: '1', sees: 'in progress, then first outcome' },
+      anyError: { charges: 'more', sees: 'paid' },
+      never: { charges: '1', sees: 'in progress, then first outcome' },
+    },
+    why: 'the card may have been charged: kept in doubt, the retry waits for the bank and gets its charge; given back, the retry charges, and the late charge lands too',
+  },
+];
+
+/** The tag of every cell of the release-rule matrix. */
+export const RELEASE_TAG = '@release-rule';
+
+// The answer matrix: the article's second detail. Every defence on; the bank answers 2.5 s after charging, and
+// each of the project's five retrying-client recipes (docs/clients.md) gives up on an attempt after 1 s, so its
+// first attempt is charged and times out, and its retries (same key) arrive while it runs and after it is done.
+// The columns are the lab's `answers.duplicate`: what a duplicate of the finished payment is told.
+
+export const ANSWER_COLUMNS: Array<{ id: DuplicateAnswer; title: string }> = [
+  { id: 'firstResult', title: 'The first result' },
+  { id: 'error', title: 'An error' },
+];
+
+/** How many requests a recipe sends for one intent at most: its first attempt and its five retries. */
+export const RECIPE_BUDGET = 6;
+
+/** What the client ended with: the charge (its id, as the card statement has it), or its last 409. */
+export type AnswerSees = 'learned the charge' | `gave up after ${typeof RECIPE_BUDGET} requests`;
+
+export const ANSWER_ROWS: Array<{ id: string; title: string; client: 'undici' | 'got' | 'ky' | 'axios' | 'fetch' }> = [
+  { id: 'client-undici', title: 'undici RetryAgent', client: 'undici' },
+  { id: 'client-got', title: 'got', client: 'got' },
+  { id: 'client-ky', title: 'ky', client: 'ky' },
+  { id: 'client-axios', title: 'axios with axios-retry', client: 'axios' },
+  { id: 'client-fetch', title: 'fetch in a loop', client: 'fetch' },
+];
+
+/** Declared: with the first result every recipe learns its charge; with an error none does, and each spends its budget. */
+export function expectedAnswerCell(answer: DuplicateAnswer): { charges: Charges; sees: AnswerSees } {
+  return answer === 'firstResult'
+    ? { charges: '1', sees: 'learned the charge' }
+    : { charges: '1', sees: `gave up after ${RECIPE_BUDGET} requests` };
+}
+
+/** The tag of every cell of the answer matrix. */
+export const ANSWER_TAG = '@duplicate-answer';
+
 // Reproducing a row: every scenario's describe carries the tag `@<id>`, so one grep selects exactly its
 // tests (its eight configurations, and its key-strategy cells where it has some). The /scenarios page, the
 // matrix reporter's tables and the guides all print these; test/docs/test-selection.test.ts checks that
@@ -344,8 +459,8 @@ export function expectedKeyCell(row: KeyStrategyRow, strategy: KeyStrategy): Cel
   return expectedCell(row.scenario, row.sameKeyUnder.includes(strategy) ? KEY_STRATEGY_LAYERS : ALL_LAYERS_OFF);
 }
 
-export type { KeyStrategy };
-export { KEY_STRATEGIES };
+export type { DuplicateAnswer, KeyStrategy, ReleaseRule };
+export { DUPLICATE_ANSWERS, KEY_STRATEGIES, RELEASE_RULES };
 
 /** The declared outcome of a scenario under a configuration: the first defence (in request order) that stops it. */
 export function expectedCell(scenario: Scenario, layers: Layers): Cell {

@@ -12,7 +12,9 @@
 //   stopped(answer)   a later defence stopped this attempt before the bank (or its claim was lost in a
 //                     pause): a duplicate's outcome is this attempt's outcome too (complete the claim with
 //                     it); any other stop gives the claim back. A guard may reword the answer.
-//   banked(verdict)   the bank's verdict: settled (complete), nothingMoved (release), unknown (keep)
+//   banked(verdict)   the bank's verdict: settled (complete), nothingMoved (release), unknown (keep); with a
+//                     `failure` when a step after the bank threw (a downstream notification): money moved
+// What a guard does with its claim for each ending is the lab's release rule, decided in release.ts.
 // A held claim's lease goes inward with `next`: its fencing token is what the bank checks (the innermost is
 // sent), and after a pause of half a lease the pipeline renews it (the one call back into a defence, on that
 // path only). From the bank call on, nothing may throw its way into a release: money may have moved; a
@@ -26,7 +28,7 @@
 import type { CallerScope } from '../session.ts';
 import type { Span } from '../telemetry/spans.ts';
 import type { AfterBank, Charge, ClaimState, Fence } from './fencing.ts';
-import type { KeyStrategy, Layer } from './layers.ts';
+import type { KeyStrategy, Layer, ReleaseRule } from './layers.ts';
 import type { PaymentOutcome } from './outcome.ts';
 import type { RaceHook } from './race-points.ts';
 
@@ -48,12 +50,22 @@ export type Answer =
    * told to retry after 1 s, however long the wait may be (docs/decisions/014-answers-in-doubt.md).
    */
   | { kind: 'in_progress'; answeredBy: Answerer }
+  /**
+   * A duplicate of a finished payment, told "already submitted" and nothing more: the lab's wrong answer to a
+   * duplicate (`answers.duplicate = error`). `answeredBy`: the defence that found the first outcome.
+   */
+  | { kind: 'duplicate_refused'; answeredBy: Answerer }
   /** Layer 1: this page's token was already used, has expired, or is not this session's. */
   | { kind: 'already_submitted' }
   /** Layer 2: the key was used before with a different payload, or on another endpoint (`usedOn`). */
   | { kind: 'mismatch'; usedOn?: string }
   /** The bank failed before charging; nothing moved and every claim was released: try again. */
   | { kind: 'failed_retryable'; reason: string }
+  /**
+   * The bank answered, then a step after it threw (a downstream notification): the request fails, though the
+   * card may have been charged. What a retry then finds is the release rule's doing (release.ts).
+   */
+  | { kind: 'failed_after_bank'; reason: string }
   | { kind: 'order_not_found' }
   | { kind: 'amount_mismatch'; orderAmountCents: number };
 
@@ -135,6 +147,8 @@ export type Attempt = {
   intent: Intent;
   /** How long a claim lives unrenewed. */
   leaseMs: number;
+  /** When a claim is given back after a failure (the article's third detail; release.ts). */
+  release: ReleaseRule;
   /** How long layer 2 keeps a final outcome. */
   resultTtlSeconds: number;
   now: () => number;
@@ -176,8 +190,11 @@ export type Ending =
    * store is down); the guards give their claims back, then the pipeline throws it.
    */
   | { kind: 'stopped'; answer: Answer; failure?: unknown }
-  /** The bank's verdict, and what the request is told. */
-  | { kind: 'banked'; verdict: Verdict; answer: Answer };
+  /**
+   * The bank's verdict, and what the request is told. `failure`: a step after the bank threw (a downstream
+   * notification), so the request is told it failed although money may have moved.
+   */
+  | { kind: 'banked'; verdict: Verdict; answer: Answer; failure?: unknown };
 
 /** The rest of the payment, inside this defence: the defences after it, then the bank. */
 export type Next = (passing?: Passing) => Promise<Ending>;

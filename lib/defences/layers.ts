@@ -16,6 +16,23 @@ export type Layers = Record<'pendingUi' | Layer, boolean>;
 export const KEY_STRATEGIES = ['business', 'paramHash', 'perSubmit'] as const;
 export type KeyStrategy = (typeof KEY_STRATEGIES)[number];
 
+/**
+ * When a claim is given back after its attempt failed (the article's third detail). Only `noMoneyMoved` is
+ * right: released when the bank says nothing moved, kept when the outcome is unknown, completed when the charge
+ * went through whatever failed after it. `anyError` gives it back on any error (the charge went through, and a
+ * later step threw: the retry charges again); `never` leaves it (the customer cannot pay until it expires).
+ */
+export const RELEASE_RULES = ['noMoneyMoved', 'anyError', 'never'] as const;
+export type ReleaseRule = (typeof RELEASE_RULES)[number];
+
+/**
+ * What a duplicate of a finished payment is told (the article's second detail). Only `firstResult` is right: the
+ * first request's outcome, exactly as it was answered. `error` tells it "already submitted" and nothing more, as
+ * a naive implementation does: the caller never learns what became of its payment, and retries again.
+ */
+export const DUPLICATE_ANSWERS = ['firstResult', 'error'] as const;
+export type DuplicateAnswer = (typeof DUPLICATE_ANSWERS)[number];
+
 /** Every layer on: what a checkout without the lab runs. */
 export const ALL_LAYERS_ON: Layers = {
   pendingUi: true,

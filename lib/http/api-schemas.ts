@@ -25,7 +25,7 @@ export const AmountCents = AmountCentsSchema.meta({
 export const LabPatch = LabSettingsPatchSchema.meta({
   id: 'LabSettingsPatch',
   description:
-    'A partial change to the lab settings: which defences are on, the bank’s faults, the claims’ lease, the key strategy, the gateway.',
+    'A partial change to the lab settings: which defences are on, the bank’s faults, the claims’ lease and when they are given back, the key strategy, the gateway.',
 });
 export const Lab = LabSettingsSchema.meta({ id: 'LabSettings', description: 'The whole lab settings.' });
 

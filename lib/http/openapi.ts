@@ -29,6 +29,7 @@ import {
   UNKNOWN_ORDER_NO,
 } from './api-schemas.ts';
 import { KEY_RULES, MAX_KEY_LENGTH } from './idempotency-key.ts';
+import { MAX_WAIT_SECONDS } from './prefer.ts';
 import { PROBLEM_TYPES, type ProblemType, problemTypeUri } from './problem-types.ts';
 
 /** A documented request: its value, and the status the API answers it with. */
@@ -82,12 +83,28 @@ function problems(description: string, types: ProblemType[], headers: Record<str
 
 const retryAfter = { 'retry-after': z.string().meta({ description: 'Seconds to wait before the retry: always 1.' }) };
 
+/** RFC 7240: a duplicate of a request still running may wait for its outcome instead of a 409. */
+const Prefer = z
+  .string()
+  .optional()
+  .meta({
+    description: `\`wait=N\` (RFC 7240): a retry that finds the first request with its key still running waits up to N seconds (at most ${MAX_WAIT_SECONDS}) for its outcome and answers it as a replay would, with \`Preference-Applied\`; past N, the 409 as without it. Other preferences are ignored.`,
+    example: 'wait=10',
+  });
+const preferenceApplied = {
+  'preference-applied': z
+    .string()
+    .optional()
+    .meta({ description: 'Present when the request waited for the first outcome (`Prefer: wait=N`): `wait=N`.' }),
+};
+
 const paymentResponses: ZodOpenApiResponsesObject = {
   '201': {
     description:
       'Paid: this request charged the card, or it is a retry of the same key (then `Idempotent-Replayed: true`, the same bytes).',
     headers: z.object({
       ...answerHeaders,
+      ...preferenceApplied,
       'idempotent-replayed': z.literal('true').optional().meta({ description: 'Present on a replay.' }),
     }),
     content: { 'application/json': { schema: Payment } },
@@ -113,8 +130,8 @@ const paymentResponses: ZodOpenApiResponsesObject = {
   ),
   '404': problems('No such order.', ['order-not-found'], answerHeaders),
   '409': problems(
-    'In progress (retry after Retry-After with the same key), or the Checkout-Token was already used.',
-    ['payment-in-progress', 'already-submitted'],
+    'In progress (retry after Retry-After with the same key), or the Checkout-Token was already used; under the lab’s wrong answer to a duplicate (`answers.duplicate: error`), a duplicate of a finished payment.',
+    ['payment-in-progress', 'already-submitted', 'duplicate-request'],
     { ...answerHeaders, ...retryAfter },
   ),
   '413': problems('The body is over 16 KiB.', ['body-too-large']),
@@ -122,6 +139,11 @@ const paymentResponses: ZodOpenApiResponsesObject = {
     'idempotency-key-reused',
     'amount-mismatch',
   ]),
+  '500': problems(
+    'The bank answered, then a step after it failed (the lab’s downstream notification fault): the card may have been charged, and its outcome is kept on the key; retry with the same key to read it.',
+    ['failed-after-bank'],
+    { ...answerHeaders, ...retryAfter },
+  ),
   '503': problems(
     'The bank failed before charging, or Redis or PostgreSQL is down. Nothing was charged; retry with the same key.',
     ['bank-unavailable', 'service-unavailable'],
@@ -136,12 +158,17 @@ const pay: ZodOpenApiOperationObject = {
   description: [
     'Charges the order once, whatever the retries: layers 2-5 of the demo stand between this call and the card.',
     'The first request is answered 201; a retry with the same key and body, the same status and bytes plus',
-    '`Idempotent-Replayed: true`; a retry while the first runs, 409 with `Retry-After: 1`.',
+    '`Idempotent-Replayed: true`; a retry while the first runs, 409 with `Retry-After: 1`, or, with',
+    '`Prefer: wait=N`, the first outcome once it is known (within N seconds).',
+    'Stored and replayed for 24 hours: the payment’s outcome (201, 200, 402). Not stored, so a retry runs again:',
+    '400, 404, 409, 413, 415, 422 for the amount, 429 and 503 (nothing moved); a 500 `failed-after-bank` is',
+    'answered on its retry with the outcome the key kept. A key reused with another body is 422 while it is kept.',
     'docs/clients.md in the repository has tested configurations of undici, got, ky and axios for it.',
   ].join(' '),
   requestParams: {
     header: z.object({
       'idempotency-key': IdempotencyKey,
+      prefer: Prefer,
       'x-client-id': ClientId.optional(),
       'checkout-token': z
         .string()
@@ -192,6 +219,7 @@ const createOrder: ZodOpenApiOperationObject = {
   requestParams: {
     header: z.object({
       'idempotency-key': IdempotencyKey.optional(),
+      prefer: Prefer,
       'x-client-id': ClientId.optional(),
     }),
   },
@@ -223,6 +251,7 @@ const createOrder: ZodOpenApiOperationObject = {
       headers: z.object({
         location: z.string().meta({ description: 'The order’s address.' }),
         'idempotent-replayed': z.literal('true').optional(),
+        ...preferenceApplied,
       }),
       content: { 'application/json': { schema: OrderSummary } },
     },

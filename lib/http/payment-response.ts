@@ -37,8 +37,9 @@ function canonicalOutcome(outcome: PaymentOutcome): PaymentOutcome {
   return PaymentOutcomeSchema.parse(outcome);
 }
 
-export function paymentResponse(result: PayResult): Response {
-  const headers: Record<string, string> = { 'x-request-id': result.requestId };
+/** `extra`: headers every answer carries (Preference-Applied, when the request waited for the first outcome). */
+export function paymentResponse(result: PayResult, extra: Record<string, string> = {}): Response {
+  const headers: Record<string, string> = { 'x-request-id': result.requestId, ...extra };
   switch (result.kind) {
     case 'completed':
       return outcomeResponse(result.outcome, { ...headers, 'x-answered-by': 'bank' });
@@ -57,6 +58,17 @@ export function paymentResponse(result: PayResult): Response {
         ? json(canonicalOutcome(result.outcome), 200, answer)
         : outcomeResponse(result.outcome, answer);
     }
+    default:
+      return refusalResponse(result, headers);
+  }
+}
+
+/** Every answer but a payment's outcome: in progress, refused, failed, not found, as problems. */
+function refusalResponse(
+  result: Exclude<PayResult, { kind: 'completed' | 'duplicate' }>,
+  headers: Record<string, string>,
+): Response {
+  switch (result.kind) {
     case 'in_progress':
       return problem(
         409,
@@ -66,6 +78,16 @@ export function paymentResponse(result: PayResult): Response {
           detail: say('details.paymentInProgress'),
           answeredBy: result.answeredBy,
         },
+        { ...headers, 'retry-after': String(RETRY_AFTER_SECONDS), 'x-answered-by': result.answeredBy },
+      );
+    case 'duplicate_refused':
+      // The lab's wrong answer to a duplicate: no result, so a retrying client cannot tell this from "in
+      // progress" and retries until its budget is spent, never learning what became of its payment.
+      return problem(
+        409,
+        'duplicate-request',
+        'Duplicate request',
+        { detail: say('details.duplicateRequest'), answeredBy: result.answeredBy },
         { ...headers, 'retry-after': String(RETRY_AFTER_SECONDS), 'x-answered-by': result.answeredBy },
       );
     case 'mismatch':
@@ -78,6 +100,15 @@ export function paymentResponse(result: PayResult): Response {
         'Bank unavailable',
         { detail: say('details.bankUnavailable', { reason: result.reason }) },
         { ...headers, 'retry-after': '1', 'x-answered-by': 'bank' },
+      );
+    case 'failed_after_bank':
+      // The bank answered, then a later step threw: the outcome is on the key (under the right release rule).
+      return problem(
+        500,
+        'failed-after-bank',
+        'Payment failed after the bank answered',
+        { detail: say('details.failedAfterBank') },
+        { ...headers, 'retry-after': String(RETRY_AFTER_SECONDS), 'x-answered-by': 'bank' },
       );
     case 'order_not_found':
       return problem(404, 'order-not-found', 'Order not found', { detail: say('details.noSuchOrder') }, headers);

@@ -79,11 +79,24 @@ export const PROBLEM_TYPES = {
     status: 409,
     means:
       'A request with this key (or for this order) is still running, or its outcome is being confirmed with the bank. Nothing new was started.',
-    todo: 'Wait as long as Retry-After says (1 s), then send the same request with the same key: you get the first outcome once it is known.',
+    todo: 'Wait as long as Retry-After says (1 s), then send the same request with the same key: you get the first outcome once it is known. Or send Prefer: wait=N (up to 10 s): the retry then waits for that outcome itself.',
     retry: 'after Retry-After',
     example: {
       title: 'Payment in progress',
       detail: 'A request for this payment is still being processed. Retry after the delay to get its outcome.',
+      answeredBy: 'requestKey',
+    },
+  },
+  'duplicate-request': {
+    name: 'Duplicate request',
+    status: 409,
+    means:
+      'This request repeats one that was already made, and the server answers that and nothing more: not what became of the first (请勿重复提交). It is the lab’s wrong answer to a duplicate (`answers.duplicate: error`), there to be watched: a retrying client cannot tell it from “in progress”, retries until it gives up, and never learns whether it paid. By default a duplicate gets the first request’s outcome instead.',
+    todo: 'Read the order (GET /api/orders/ and its number) to learn what became of the payment; do not pay again under a new key.',
+    retry: 'no',
+    example: {
+      title: 'Duplicate request',
+      detail: 'This request was already submitted. Do not submit it twice.',
       answeredBy: 'requestKey',
     },
   },
@@ -132,6 +145,18 @@ export const PROBLEM_TYPES = {
     example: {
       title: 'Bank unavailable',
       detail: 'The bank could not be reached. Nothing was charged. Retry with the same Idempotency-Key.',
+    },
+  },
+  'failed-after-bank': {
+    name: 'Payment failed after the bank answered',
+    status: 500,
+    means:
+      'The bank answered this payment (the card may have been charged), and then a step after it failed: the notification of a downstream system. The claims on the payment are not given back once money may have moved: its outcome is kept on your Idempotency-Key.',
+    todo: 'Retry after Retry-After with the same Idempotency-Key: the retry answers with the payment’s outcome, and charges nothing again.',
+    retry: 'after Retry-After',
+    example: {
+      title: 'Payment failed after the bank answered',
+      detail: 'The bank answered, then a step after it failed. Retry with the same Idempotency-Key to get the outcome.',
     },
   },
   'service-unavailable': {

@@ -12,7 +12,7 @@ import {
 } from './settings.ts';
 
 export type Exercise = {
-  /** "1" … "12"; an exercise in parts has one preset per part: "8a", "8b", "8c". */
+  /** "1" … "14"; an exercise in parts has one preset per part: "8a", "8b", "8c". */
   id: string;
   /** The guide's heading anchor (docs/workshop.md#…). */
   anchor: string;
@@ -138,6 +138,35 @@ export const EXERCISES: Exercise[] = [
     preset: { layers: onlyLayers('requestKey'), faults: latency(1_500), keys: { strategy: 'paramHash' } },
     scenarios: ['double-click', 'refresh', 'client-resend'],
   },
+  {
+    id: '13a',
+    anchor: '13-the-wrong-release-rule-the-third-detail-when-a-claim-is-given-back',
+    title: 'The wrong release rule: given back on any error',
+    preset: {
+      layers: { bankKey: false },
+      faults: { notifyFailsAfterCharge: true },
+      claims: { release: 'anyError' },
+    },
+    scenarios: ['notify-fails', 'unknown-outcome'],
+  },
+  {
+    id: '13b',
+    anchor: '13-the-wrong-release-rule-the-third-detail-when-a-claim-is-given-back',
+    title: 'The wrong release rule: never given back',
+    preset: {
+      layers: { bankKey: false },
+      faults: { bankFailure: 'error' },
+      claims: { release: 'never', leaseMs: 10_000 },
+    },
+    scenarios: ['bank-error'],
+  },
+  {
+    id: '14',
+    anchor: '14-the-wrong-answer-the-second-detail-what-a-duplicate-is-told',
+    title: 'The wrong answer: a duplicate told an error',
+    preset: { faults: { dropResponse: true }, answers: { duplicate: 'error' } },
+    scenarios: ['client-undici', 'client-got', 'client-ky', 'client-axios', 'client-fetch'],
+  },
 ];
 
 /** The whole lab of an exercise: its preset over the defaults. Applied as a whole, so nothing earlier lingers. */
@@ -160,7 +189,9 @@ export function exerciseMatching(settings: LabSettings): Exercise | undefined {
     Object.entries(a).every(([key, value]) => (b as Record<string, unknown>)[key] === value);
   return EXERCISES.find((exercise) => {
     const preset = exerciseSettings(exercise);
-    return (['layers', 'faults', 'claims', 'keys'] as const).every((part) => same(preset[part], settings[part]));
+    return (['layers', 'faults', 'claims', 'keys', 'answers'] as const).every((part) =>
+      same(preset[part], settings[part]),
+    );
   });
 }
 
@@ -199,8 +230,11 @@ export function describePreset(exercise: Exercise): string {
     faults.crashAfterCharge ? '_Crash the app right after the charge_' : '',
     faults.receiptCrashBeforeAck ? '_The receipt consumer dies before its ack_' : '',
     faults.dropResponse ? '_Drop the response_' : '',
+    faults.notifyFailsAfterCharge ? '_Notify a downstream system after the charge, and it fails_' : '',
     settings.claims.leaseMs !== DEFAULT_LAB_SETTINGS.claims.leaseMs ? `_Lease_ ${ms(settings.claims.leaseMs)}` : '',
     settings.keys.strategy !== 'business' ? `_Layer 2’s key_: ${settings.keys.strategy}` : '',
+    settings.claims.release !== 'noMoneyMoved' ? `_Given back after a failure_: ${settings.claims.release}` : '',
+    settings.answers.duplicate !== 'firstResult' ? `_What a duplicate is told_: ${settings.answers.duplicate}` : '',
   ].filter(Boolean);
   return [defences, ...rest].join(', ');
 }

@@ -71,7 +71,7 @@ export type FaultChip = keyof typeof english.faults;
  * attendee must know is rigged before reading the outcome. Empty when the bank and the app behave.
  */
 export function activeFaultChips(
-  settings: Pick<LabSettings, 'faults' | 'claims'>,
+  settings: Pick<LabSettings, 'faults' | 'claims'> & Partial<Pick<LabSettings, 'answers'>>,
 ): Array<{ key: FaultChip; values?: { ms: number } }> {
   const { faults } = settings;
   const chips: Array<{ key: FaultChip; values?: { ms: number } } | false> = [
@@ -85,13 +85,19 @@ export function activeFaultChips(
     faults.crashAfterCharge && { key: 'crashAfterCharge' },
     faults.receiptCrashBeforeAck && { key: 'receiptCrash' },
     faults.dropResponse && { key: 'dropResponse' },
+    faults.notifyFailsAfterCharge && { key: 'notifyFails' },
+    settings.claims.release === 'anyError' && { key: 'releaseAnyError' },
+    settings.claims.release === 'never' && { key: 'releaseNever' },
+    settings.answers?.duplicate === 'error' && { key: 'answersError' },
     settings.claims.leaseMs !== DEFAULT_LEASE_MS && { key: 'lease', values: { ms: settings.claims.leaseMs } },
   ];
   return chips.filter((chip) => chip !== false);
 }
 
 /** The same, in English words (numbers grouped as the lab shows them). */
-export function activeFaults(settings: Pick<LabSettings, 'faults' | 'claims'>): string[] {
+export function activeFaults(
+  settings: Pick<LabSettings, 'faults' | 'claims'> & Partial<Pick<LabSettings, 'answers'>>,
+): string[] {
   return activeFaultChips(settings).map(({ key, values }) =>
     english.faults[key].replace('{ms}', values ? values.ms.toLocaleString('en-GB') : ''),
   );

@@ -17,8 +17,10 @@ export const killThisProcess: Crash = () => {
 
 /** The lab's faults, where the pipeline's fault points are. `flush`: the lab hears the lane before a crash. */
 export function labFaultPoints(faults: Faults, crash: Crash, flush: () => Promise<void>): FaultPoints {
-  const { stallBeforeBankMs, crashBeforeCharge, crashAfterCharge } = faults;
-  if (stallBeforeBankMs === 0 && !crashBeforeCharge && !crashAfterCharge) return () => undefined;
+  const { stallBeforeBankMs, crashBeforeCharge, crashAfterCharge, notifyFailsAfterCharge } = faults;
+  if (stallBeforeBankMs === 0 && !crashBeforeCharge && !crashAfterCharge && !notifyFailsAfterCharge) {
+    return () => undefined;
+  }
   return async (point, { span, tookOver, leaseMs }) => {
     if (point === 'pay.beforeBank') {
       // The pause strikes an attempt that claimed the order, not one recovering a stalled attempt's.
@@ -35,7 +37,16 @@ export function labFaultPoints(faults: Faults, crash: Crash, flush: () => Promis
       await flush();
       crash();
     }
+    if (point === 'pay.notify' && notifyFailsAfterCharge) throw new DownstreamNotifyError();
   };
+}
+
+/** The lab's downstream system refusing its notification: what the fault `notifyFailsAfterCharge` throws. */
+export class DownstreamNotifyError extends Error {
+  constructor() {
+    super('the order service refused the payment notification (HTTP 500)');
+    this.name = 'DownstreamNotifyError';
+  }
 }
 
 export function policyOf(settings: LabSettings, faults: FaultPoints): PaymentPolicy {
@@ -44,6 +55,8 @@ export function policyOf(settings: LabSettings, faults: FaultPoints): PaymentPol
     layers: settings.layers,
     leaseMs: settings.claims.leaseMs,
     keyStrategy: settings.keys.strategy,
+    release: settings.claims.release,
+    duplicateAnswer: settings.answers.duplicate,
     bank: { bankLatencyMs, bankFailure, bankTimeoutAfterCharge, bankLateChargeMs },
     faults,
   };

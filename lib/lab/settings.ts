@@ -2,11 +2,28 @@
 // schemas and the merge live here, the storage (Redis, shared by every app instance) in settings-store.ts.
 import { z } from 'zod';
 
-import { ALL_LAYERS_ON as DEFAULTS_ON, KEY_STRATEGIES, type KeyStrategy } from '../defences/layers.ts';
+import {
+  ALL_LAYERS_ON as DEFAULTS_ON,
+  DUPLICATE_ANSWERS,
+  type DuplicateAnswer,
+  KEY_STRATEGIES,
+  type KeyStrategy,
+  RELEASE_RULES,
+  type ReleaseRule,
+} from '../defences/layers.ts';
 import { BANK_SETTLEMENT_WINDOW_MS, DEFAULT_LEASE_MS } from './constants.ts';
 
 export { LAYERS, type Layer } from '../defences/layers.ts';
-export { BANK_SETTLEMENT_WINDOW_MS, DEFAULT_LEASE_MS, KEY_STRATEGIES, type KeyStrategy };
+export {
+  BANK_SETTLEMENT_WINDOW_MS,
+  DEFAULT_LEASE_MS,
+  DUPLICATE_ANSWERS,
+  type DuplicateAnswer,
+  KEY_STRATEGIES,
+  type KeyStrategy,
+  RELEASE_RULES,
+  type ReleaseRule,
+};
 
 export const LayersSchema = z.strictObject({
   /** Layer 0, in the browser: the Pay button is disabled while a payment is in flight. */
@@ -44,6 +61,11 @@ export const FaultsSchema = z.strictObject({
   bankLateChargeMs: z.number().int().min(0).max(BANK_SETTLEMENT_WINDOW_MS),
   /** The merchant's process dies holding its claims, before the bank is called: nothing charged. */
   crashBeforeCharge: z.boolean(),
+  /**
+   * The bank answers, then the synchronous notification of a downstream system (the order service) throws:
+   * the request fails although the card was charged (the article's example for its third detail).
+   */
+  notifyFailsAfterCharge: z.boolean(),
   /** The "send receipt" consumer dies after sending a receipt and before acknowledging the message. */
   receiptCrashBeforeAck: z.boolean(),
   /**
@@ -62,10 +84,18 @@ export const GatewaySchema = z.strictObject({
   retries: z.number().int().min(0).max(3),
 });
 
-/** Claims (the request key, the order's PROCESSING state, the dedup row): how long one lives unrenewed. */
+/**
+ * Claims (the request key, the order's PROCESSING state, the dedup row): how long one lives unrenewed, and when
+ * one is given back after its attempt failed.
+ */
 export const ClaimsSchema = z.strictObject({
   /** After this long without a renewal, a claim counts as abandoned and another attempt may take it over. */
   leaseMs: z.number().int().min(100).max(600_000),
+  /**
+   * noMoneyMoved: given back only when the bank says nothing moved; kept when the outcome is unknown.
+   * anyError: given back on any error, a failure after the charge too. never: left until its lease runs out.
+   */
+  release: z.enum(RELEASE_RULES),
 });
 
 export const KeysSchema = z.strictObject({
@@ -77,11 +107,20 @@ export const KeysSchema = z.strictObject({
   strategy: z.enum(KEY_STRATEGIES),
 });
 
+export const AnswersSchema = z.strictObject({
+  /**
+   * firstResult: a duplicate of a finished payment gets the first request's outcome, exactly as it was answered.
+   * error: it is told "already submitted" and nothing more (HTTP 409), as a naive implementation does.
+   */
+  duplicate: z.enum(DUPLICATE_ANSWERS),
+});
+
 export const LabSettingsSchema = z.strictObject({
   layers: LayersSchema,
   faults: FaultsSchema,
   claims: ClaimsSchema,
   keys: KeysSchema,
+  answers: AnswersSchema,
   gateway: GatewaySchema,
 });
 export type LabSettings = z.infer<typeof LabSettingsSchema>;
@@ -89,6 +128,7 @@ export type Layers = z.infer<typeof LayersSchema>;
 export type Faults = z.infer<typeof FaultsSchema>;
 export type ClaimSettings = z.infer<typeof ClaimsSchema>;
 export type KeySettings = z.infer<typeof KeysSchema>;
+export type AnswerSettings = z.infer<typeof AnswersSchema>;
 export type GatewaySettings = z.infer<typeof GatewaySchema>;
 
 /** A partial change: what PUT /api/lab/config and an order's own `lab` carry. */
@@ -97,11 +137,15 @@ export const LabSettingsPatchSchema = z.strictObject({
   faults: FaultsSchema.partial().optional(),
   claims: ClaimsSchema.partial().optional(),
   keys: KeysSchema.partial().optional(),
+  answers: AnswersSchema.partial().optional(),
   gateway: GatewaySchema.partial().optional(),
 });
 export type LabSettingsPatch = z.infer<typeof LabSettingsPatchSchema>;
 
-/** All layers on, no faults, the default lease, business keys: what `POST /api/lab/reset` restores. */
+/**
+ * All layers on, no faults, the default lease, claims given back only when no money moved, business keys, every
+ * duplicate told the first result: what `POST /api/lab/reset` restores.
+ */
 export const DEFAULT_LAB_SETTINGS: LabSettings = {
   layers: DEFAULTS_ON,
   faults: {
@@ -113,10 +157,12 @@ export const DEFAULT_LAB_SETTINGS: LabSettings = {
     stallBeforeBankMs: 0,
     bankLateChargeMs: 0,
     crashBeforeCharge: false,
+    notifyFailsAfterCharge: false,
     dropResponse: false,
   },
-  claims: { leaseMs: DEFAULT_LEASE_MS },
+  claims: { leaseMs: DEFAULT_LEASE_MS, release: 'noMoneyMoved' },
   keys: { strategy: 'business' },
+  answers: { duplicate: 'firstResult' },
   gateway: { timeoutMs: 2_000, retries: 1 },
 };
 
@@ -142,6 +188,7 @@ export function mergeLabSettings(base: LabSettings, patch: LabSettingsPatch | nu
     faults: { ...base.faults, ...patch.faults },
     claims: { ...base.claims, ...patch.claims },
     keys: { ...base.keys, ...patch.keys },
+    answers: { ...base.answers, ...patch.answers },
     gateway: { ...base.gateway, ...patch.gateway },
   };
 }

@@ -114,7 +114,16 @@ async function payOnce(request: PayRequest, options: PayOptions, span: Span): Pr
     atTheBank(attempt, order, options, handed),
   );
   if (end.kind === 'stopped' && end.failure !== undefined) throw end.failure;
-  return end.answer;
+  return told(end.answer, order.policy);
+}
+
+/**
+ * What a duplicate of a finished payment is told (the article's second detail): the first outcome, as every
+ * defence answers it; or, under the lab's wrong answer, "already submitted" and nothing more.
+ */
+function told(answer: Answer, policy: PaymentPolicy): Answer {
+  if (answer.kind !== 'duplicate' || policy.duplicateAnswer === 'firstResult') return answer;
+  return { kind: 'duplicate_refused', answeredBy: answer.answeredBy };
 }
 
 /** What the defences handed inward: their leases, outermost first, and the bank's key. */
@@ -135,11 +144,28 @@ async function atTheBank(
   await options.at?.('pay.bank');
   const faults = { ...order.policy.bank, ...options.bankFaults };
   const { verdict, answer } = await callBank(attempt, { lease: leases.at(-1), toBank, faults });
+  if (verdict.kind !== 'settled') return { kind: 'banked', verdict, answer };
   // The point after a charge: the lab's "crash after charge" dies here, having charged and recorded nothing.
-  if (verdict.kind === 'settled') await order.policy.faults('pay.afterCharge', faultContext(attempt, leases));
-  // 7. On the way back out every claim hears the verdict, the innermost first (the database before the key). A
-  //    failure to record happens after the money moved: nothing is released; the reconciler settles from the bank.
-  return { kind: 'banked', verdict, answer };
+  await order.policy.faults('pay.afterCharge', faultContext(attempt, leases));
+  // 7. On the way back out every claim hears the verdict, the innermost first (the database before the key), and
+  //    what failed after it: the downstream notification, which throws only when the lab says so. Money moved
+  //    either way; what each claim then does is the release rule's (lib/defences/release.ts).
+  const failure = await notifyDownstream(attempt, leases, order.policy);
+  if (failure === undefined) return { kind: 'banked', verdict, answer };
+  const failed = { kind: 'failed_after_bank', reason: 'A step after the bank failed.' } as const;
+  return { kind: 'banked', verdict, answer: failed, failure };
+}
+
+/** The downstream system told of the bank's answer (the fault point `pay.notify`): what it threw, if anything. */
+async function notifyDownstream(attempt: Attempt, leases: Lease[], policy: PaymentPolicy): Promise<unknown> {
+  try {
+    await policy.faults('pay.notify', faultContext(attempt, leases));
+    return undefined;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    decide(attempt.span, 'request', 'failed', reason('notifyFailed', { message }));
+    return error;
+  }
 }
 
 type OrderToPay = { amountCents: number; owner: string | null; policy: PaymentPolicy };
@@ -188,6 +214,7 @@ function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, 
       submitKey: request.submitKey,
     },
     leaseMs,
+    release: order.policy.release,
     resultTtlSeconds: options.resultTtlSeconds,
     now,
     at,
@@ -296,12 +323,16 @@ function summarize(result: Answer): Reason {
       return reason('outcomeDuplicate', { status: result.outcome.status, answeredBy: result.answeredBy });
     case 'in_progress':
       return reason('outcomeInProgress', { answeredBy: result.answeredBy });
+    case 'duplicate_refused':
+      return reason('outcomeDuplicateRefused', { answeredBy: result.answeredBy });
     case 'already_submitted':
       return reason('outcomeAlreadySubmitted');
     case 'mismatch':
       return reason('outcomeMismatch');
     case 'failed_retryable':
       return reason('outcomeFailedRetryable');
+    case 'failed_after_bank':
+      return reason('outcomeFailedAfterBank');
     case 'order_not_found':
       return reason('outcomeNoOrder');
     case 'amount_mismatch':

@@ -1,17 +1,23 @@
 import 'server-only';
 // What one order's payment runs under, as one value read in one place (pay.ts's orderFor): which defences
-// are on, how long a claim lives, what layer 2's key is made of, the simulated bank's faults, and the named
-// fault points where something may strike the attempt. Without anyone to say otherwise (a production
-// checkout, LAB_ENABLED=false): every defence on, no fault, the lease REQUEST_KEY_LEASE_MS says. The lab
+// are on, how long a claim lives and when it is given back after a failure, what layer 2's key is made of, the
+// simulated bank's faults, what a duplicate is told, and the named fault points where something may strike the
+// attempt. Without anyone to say otherwise (a production checkout, LAB_ENABLED=false): every defence on, no
+// fault, claims released only when no money moved, duplicates told the first result, the lease
+// REQUEST_KEY_LEASE_MS says. The lab
 // registers a source of its own (lib/lab/register.ts), so the pipeline never reads the lab: the lab reads it.
-import type { KeyStrategy, Layers } from '../defences/layers.ts';
+import type { DuplicateAnswer, KeyStrategy, Layers, ReleaseRule } from '../defences/layers.ts';
 import { ALL_LAYERS_ON } from '../defences/layers.ts';
 import { env } from '../env.ts';
 import type { Span } from '../telemetry/spans.ts';
 import { type BankFaults, NO_BANK_FAULTS } from './bank.ts';
 
-/** The points where a fault may strike an attempt: between its claims and the bank, and after a charge. */
-export type FaultPoint = 'pay.beforeBank' | 'pay.afterCharge';
+/**
+ * The points where a fault may strike an attempt: between its claims and the bank, after a charge (a crash), and
+ * at the downstream notification after the bank's answer (this checkout notifies through its outbox, so only a
+ * fault throws there: the article's "the charge went through, then notifying a downstream system failed").
+ */
+export type FaultPoint = 'pay.beforeBank' | 'pay.afterCharge' | 'pay.notify';
 
 /** What a fault point knows of the attempt it strikes. */
 export type FaultContext = {
@@ -32,6 +38,10 @@ export type PaymentPolicy = {
   leaseMs: number;
   /** What layer 2's key is made of. */
   keyStrategy: KeyStrategy;
+  /** When a claim is given back after a failure. */
+  release: ReleaseRule;
+  /** What a duplicate of a finished payment is told: the first result, or an error. */
+  duplicateAnswer: DuplicateAnswer;
   /** The simulated bank's faults for this order. */
   bank: BankFaults;
   faults: FaultPoints;
@@ -54,6 +64,8 @@ export function defaultPolicy(): PaymentPolicy {
     layers: ALL_LAYERS_ON,
     leaseMs: env().REQUEST_KEY_LEASE_MS,
     keyStrategy: 'business',
+    release: 'noMoneyMoved',
+    duplicateAnswer: 'firstResult',
     bank: NO_BANK_FAULTS,
     faults: NO_FAULTS,
   };

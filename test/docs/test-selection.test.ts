@@ -12,11 +12,17 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANSWER_COLUMNS,
+  ANSWER_ROWS,
+  ANSWER_TAG,
   CLIENT_RESEND,
   CONFIGURATIONS,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
   KEY_STRATEGY_TAG,
+  RELEASE_COLUMNS,
+  RELEASE_ROWS,
+  RELEASE_TAG,
   rowCommand,
   rowTag,
   SCENARIOS,
@@ -184,6 +190,10 @@ describe('the matrix rows', () => {
           (KEY_STRATEGY_ROWS.some((row) => row.scenario.id === scenario.id) ? KEY_STRATEGY_COLUMNS.length - 1 : 0),
     })),
     { scenario: CLIENT_RESEND, runs: KEY_STRATEGY_COLUMNS.length },
+    // The release-rule matrix: a row per fault, a cell per rule.
+    ...RELEASE_ROWS.map((row) => ({ scenario: row, runs: RELEASE_COLUMNS.length })),
+    // The answer matrix: a row per client recipe, a cell per answer.
+    ...ANSWER_ROWS.map((row) => ({ scenario: row, runs: ANSWER_COLUMNS.length })),
   ];
 
   it.each(rows)('$scenario.id: its command selects exactly its row', ({ scenario, runs }) => {
@@ -225,6 +235,18 @@ describe('the matrix rows', () => {
     expect(tagged).toHaveLength(
       KEY_STRATEGY_ROWS.length * KEY_STRATEGY_COLUMNS.length - (KEY_STRATEGY_ROWS.length - 1),
     );
+  });
+
+  it(`${RELEASE_TAG} is on exactly the release-rule matrix's cells`, () => {
+    const tagged = tests.filter((test) => test.tags.includes(RELEASE_TAG));
+    expect(tagged).toHaveLength(RELEASE_ROWS.length * RELEASE_COLUMNS.length);
+    expect(tagged.every((test) => test.file === 'scenarios/release.spec.ts')).toBe(true);
+  });
+
+  it(`${ANSWER_TAG} is on exactly the answer matrix's cells`, () => {
+    const tagged = tests.filter((test) => test.tags.includes(ANSWER_TAG));
+    expect(tagged).toHaveLength(ANSWER_ROWS.length * ANSWER_COLUMNS.length);
+    expect(tagged.every((test) => test.file === 'scenarios/answers.spec.ts')).toBe(true);
   });
 
   it("every exercise's scenarios are rows, so their commands run something", () => {

@@ -129,6 +129,8 @@ const FAULTS = [
   'stallBeforeBankMs',
   'bankLateChargeMs',
   'crashBeforeCharge',
+  'notifyFailsAfterCharge',
+  'dropResponse',
 ];
 
 /** Lab settings that break the contract: wrong shapes, wrong types, unknown switches, out-of-range faults. */
@@ -147,23 +149,33 @@ export const badLab: fc.Arbitrary<unknown> = fc.oneof(
     .filter((mode) => !['none', 'decline', 'error'].includes(mode))
     .map((bankFailure) => ({ faults: { bankFailure } })),
   notABoolean.map((crashAfterCharge) => ({ faults: { crashAfterCharge } })),
+  notABoolean.map((notifyFailsAfterCharge) => ({ faults: { notifyFailsAfterCharge } })),
   fc
     .oneof(fc.integer({ max: -1 }), fc.integer({ min: 10_001 }), fractional, fc.constantFrom('0', null))
     .map((bankLateChargeMs) => ({ faults: { bankLateChargeMs } })),
   fc
     .oneof(fc.integer({ max: 99 }), fc.integer({ min: 600_001 }), fractional, fc.constantFrom('1000', null, {}))
     .map((leaseMs) => ({ claims: { leaseMs } })),
-  unknownKey('leaseMs').map((name) => ({ claims: { [name]: 1_000 } })),
+  unknownKey('leaseMs', 'release').map((name) => ({ claims: { [name]: 1_000 } })),
+  fc
+    .oneof(anyText, fc.constantFrom('NoMoneyMoved', 'always', null, true, 0))
+    .filter((rule) => !['noMoneyMoved', 'anyError', 'never'].includes(rule as string))
+    .map((release) => ({ claims: { release } })),
   fc
     .oneof(anyText, fc.constantFrom('Business', 'hash', null, 1))
     .filter((strategy) => !['business', 'paramHash', 'perSubmit'].includes(strategy as string))
     .map((strategy) => ({ keys: { strategy } })),
   unknownKey('strategy').map((name) => ({ keys: { [name]: 'business' } })),
   fc
+    .oneof(anyText, fc.constantFrom('FirstResult', 'errors', null, false))
+    .filter((answer) => !['firstResult', 'error'].includes(answer as string))
+    .map((duplicate) => ({ answers: { duplicate } })),
+  unknownKey('duplicate').map((name) => ({ answers: { [name]: 'error' } })),
+  fc
     .oneof(fc.integer({ max: 99 }), fc.integer({ min: 30_001 }), fractional)
     .map((timeoutMs) => ({ gateway: { timeoutMs } })),
   fc.oneof(fc.integer({ max: -1 }), fc.integer({ min: 4 })).map((retries) => ({ gateway: { retries } })),
-  unknownKey('layers', 'faults', 'claims', 'keys', 'gateway').map((key) => ({ [key]: {} })),
+  unknownKey('layers', 'faults', 'claims', 'keys', 'answers', 'gateway').map((key) => ({ [key]: {} })),
 );
 
 /** A body one byte too many, and far more: valid JSON whose only fault is its size (the limit is 16 KiB). */

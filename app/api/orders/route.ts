@@ -1,5 +1,6 @@
 import type { NextRequest } from 'next/server';
 import { fingerprintOf, requestKeyName } from '@/lib/defences/request-key/record';
+import { askUntilSettled } from '@/lib/defences/request-key/watch';
 import { env } from '@/lib/env';
 import { CreateOrderSchema } from '@/lib/http/api-schemas';
 import { readJsonBody } from '@/lib/http/body';
@@ -7,6 +8,7 @@ import { callerOf } from '@/lib/http/caller';
 import { keyProblem, keyReusedProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
 import { otherMethods } from '@/lib/http/methods';
 import { RETRY_AFTER_SECONDS } from '@/lib/http/payment-response';
+import { preferredWaitSeconds, waitApplied } from '@/lib/http/prefer';
 import { crashFaultsIn, isExposed, isPresenter, presenterOnly } from '@/lib/http/presenter';
 import { json, problem, say, withProblems } from '@/lib/http/problem';
 import { limitRate, rateKeyOf } from '@/lib/http/rate-limit';
@@ -55,13 +57,22 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
     return json(order, 201, { location: `/api/orders/${order.orderNo}` });
   }
   const name = requestKeyName(owner, key.key);
-  const result = await createOrderOnce(body.value, { name, fingerprint: fingerprintOf(body.value) }, owner);
+  const create = () => createOrderOnce(body.value, { name, fingerprint: fingerprintOf(body.value) }, owner);
+  const first = await create();
+  // A duplicate of a creation still running waits for it when it prefers to (RFC 7240 `Prefer: wait=N`).
+  const wait = preferredWaitSeconds(request.headers.get('prefer')) ?? 0;
+  const waited = first.kind === 'in_progress' && wait > 0;
+  const result = waited
+    ? await askUntilSettled(name, wait * 1_000, create, (answer) => answer.kind === 'in_progress')
+    : first;
+  const applied = waited ? waitApplied(wait) : {};
   switch (result.kind) {
     case 'created':
     case 'replayed':
       return json(result.order, 201, {
         location: `/api/orders/${result.order.orderNo}`,
         ...(result.kind === 'replayed' ? { 'idempotent-replayed': 'true' } : {}),
+        ...applied,
       });
     case 'in_progress':
       return problem(
@@ -69,7 +80,7 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
         'order-in-progress',
         'Order creation in progress',
         { detail: say('details.orderInProgress') },
-        { 'retry-after': String(RETRY_AFTER_SECONDS) },
+        { 'retry-after': String(RETRY_AFTER_SECONDS), ...applied },
       );
     case 'mismatch':
       return keyReusedProblem(result.usedOn, 'order');

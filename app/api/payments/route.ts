@@ -5,11 +5,12 @@ import { callerOf } from '@/lib/http/caller';
 import { keyProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
 import { otherMethods } from '@/lib/http/methods';
 import { paymentResponse } from '@/lib/http/payment-response';
+import { preferredWaitSeconds, waitApplied } from '@/lib/http/prefer';
 import { problem, say, withProblems } from '@/lib/http/problem';
 import { limitRate } from '@/lib/http/rate-limit';
 import { refuseCrossSite } from '@/lib/http/same-origin';
 import { newRequestId } from '@/lib/instance';
-import { pay } from '@/lib/payments/pay';
+import { payWaitingForFirst } from '@/lib/payments/wait-for-first';
 
 /**
  * Service-to-service payment. The caller's Idempotency-Key names the intent and stays the same across
@@ -50,17 +51,22 @@ const handle = withProblems(async (request: NextRequest, requestId: string): Pro
     });
   }
   const { orderNo, amountCents, requestedAt } = body.value;
-  const result = await pay({
-    orderNo,
-    amountCents,
-    caller: who.caller,
-    channel: 'api',
-    idempotencyKey: key.key,
-    checkoutToken: token,
-    params: { orderNo, amountCents, ...(requestedAt === undefined ? {} : { requestedAt }) },
-    requestId,
-  });
-  return paymentResponse(result);
+  // 5. A duplicate of a payment still running waits for its outcome when it prefers to (RFC 7240).
+  const wait = preferredWaitSeconds(request.headers.get('prefer')) ?? 0;
+  const { result, waited } = await payWaitingForFirst(
+    {
+      orderNo,
+      amountCents,
+      caller: who.caller,
+      channel: 'api',
+      idempotencyKey: key.key,
+      checkoutToken: token,
+      params: { orderNo, amountCents, ...(requestedAt === undefined ? {} : { requestedAt }) },
+      requestId,
+    },
+    wait,
+  );
+  return paymentResponse(result, waited ? waitApplied(wait) : {});
 });
 
 /** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */

@@ -11,8 +11,8 @@ import { sessionIdOf } from '@/lib/http/session-cookie';
 import { dropsThisAnswer, getOrderLabSettings } from '@/lib/lab/settings-store';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderOutcome, findOrderView } from '@/lib/payments/orders';
-import { pay } from '@/lib/payments/pay';
-import { sessionScope } from '@/lib/session';
+import { type PayResult, pay } from '@/lib/payments/pay';
+import { type CallerScope, sessionScope } from '@/lib/session';
 import type { PayState } from './pay-state';
 
 const PayFormSchema = z.object({
@@ -65,7 +65,6 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
       params: { orderNo, ...(submittedAt === undefined ? {} : { submittedAt }) },
       submitKey,
     });
-    const { requestId } = result;
     if (result.kind === 'order_not_found' || result.kind === 'amount_mismatch') {
       return { status: 'invalid', reason: 'noSuchOrder' };
     }
@@ -80,36 +79,52 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
       await new Promise((resolve) => setTimeout(resolve, DROPPED_ANSWER_HELD_MS));
       return { status: 'no_answer' };
     }
-    const charges = order?.charges.length;
-    switch (result.kind) {
-      case 'completed':
-        return result.outcome.status === 'PAID'
-          ? { status: 'paid', outcome: result.outcome, requestId, charges }
-          : { status: 'failed_final', outcome: result.outcome, requestId, charges };
-      case 'duplicate':
-        return { status: 'replayed', outcome: result.outcome, answeredBy: result.answeredBy, requestId, charges };
-      case 'already_submitted':
-        return {
-          status: 'already_submitted',
-          current: await findOrderOutcome(orderNo),
-          resubmit: resubmit === '1',
-          requestId,
-          charges,
-        };
-      case 'in_progress':
-        return { status: 'in_progress', answeredBy: result.answeredBy, requestId, charges };
-      case 'mismatch':
-        return { status: 'mismatch', requestId };
-      case 'failed_retryable': {
-        // Nothing moved (the bank could not be reached; the page says so in its reader's language); a fresh
-        // token lets this page try again.
-        const next = await issueCheckoutToken(orderNo, caller, env().CHECKOUT_TOKEN_TTL_SECONDS);
-        return { status: 'failed_retryable', requestId, token: next.token };
-      }
-    }
+    const answered = { orderNo, caller, resubmit: resubmit === '1', charges: order?.charges.length };
+    return await stateOf(result, answered);
   } catch (error) {
     const service = faultyService(error);
     if (service) return { status: 'unavailable', service };
     throw error; // unexpected: error.tsx
+  }
+}
+
+/** What the page is told of the pipeline's answer (a found order's: the two "no such order" answers are apart). */
+async function stateOf(
+  result: Exclude<PayResult, { kind: 'order_not_found' | 'amount_mismatch' }>,
+  { orderNo, caller, resubmit, charges }: { orderNo: string; caller: CallerScope; resubmit: boolean; charges?: number },
+): Promise<PayState> {
+  const { requestId } = result;
+  switch (result.kind) {
+    case 'completed':
+      return result.outcome.status === 'PAID'
+        ? { status: 'paid', outcome: result.outcome, requestId, charges }
+        : { status: 'failed_final', outcome: result.outcome, requestId, charges };
+    case 'duplicate':
+      return { status: 'replayed', outcome: result.outcome, answeredBy: result.answeredBy, requestId, charges };
+    case 'already_submitted':
+      return {
+        status: 'already_submitted',
+        current: await findOrderOutcome(orderNo),
+        resubmit,
+        requestId,
+        charges,
+      };
+    case 'in_progress':
+      return { status: 'in_progress', answeredBy: result.answeredBy, requestId, charges };
+    case 'duplicate_refused':
+      return { status: 'refused_duplicate', answeredBy: result.answeredBy, requestId, charges };
+    case 'mismatch':
+      return { status: 'mismatch', requestId };
+    case 'failed_retryable': {
+      // Nothing moved (the bank could not be reached; the page says so in its reader's language); a fresh
+      // token lets this page try again.
+      const next = await issueCheckoutToken(orderNo, caller, env().CHECKOUT_TOKEN_TTL_SECONDS);
+      return { status: 'failed_retryable', requestId, token: next.token };
+    }
+    case 'failed_after_bank': {
+      // The card may have been charged; the page may pay again (a retry of the same intent, by its key).
+      const next = await issueCheckoutToken(orderNo, caller, env().CHECKOUT_TOKEN_TTL_SECONDS);
+      return { status: 'failed_after_bank', requestId, token: next.token, charges };
+    }
   }
 }

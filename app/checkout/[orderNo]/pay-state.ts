@@ -35,12 +35,19 @@ export type PayState =
       token?: string;
     } & Seen)
   | ({ status: 'in_progress'; answeredBy: string; requestId: string; token?: string } & Seen)
+  /** The lab's wrong answer to a duplicate: "already submitted", and nothing of what became of the first. */
+  | ({ status: 'refused_duplicate'; answeredBy: string; requestId: string; token?: string } & Seen)
   | { status: 'mismatch'; requestId: string; token?: string }
   /**
    * The bank could not be reached before it charged: nothing moved, every claim was released, and the new
    * token lets the customer try again.
    */
   | { status: 'failed_retryable'; requestId: string; token: string }
+  /**
+   * The bank answered, then a step after it failed (a downstream notification): the card may have been
+   * charged. A fresh token lets the page pay again, and what that retry finds is the release rule's doing.
+   */
+  | ({ status: 'failed_after_bank'; requestId: string; token: string } & Seen)
   /** The lab's "drop the response" fault: the order's first answer was held back until the page gave up. */
   | { status: 'no_answer'; token?: string }
   /** This browser sent more payments in the last minute than one visitor may: nothing was done. */
@@ -172,10 +179,18 @@ function describeAnswer(
       return describeAlreadySubmitted(state, amount, facts);
     case 'in_progress':
       return describeInProgress(state, amount, facts);
+    case 'refused_duplicate':
+      return said('warn', 'outcome.refusedDuplicate.title', 'outcome.refusedDuplicate.body', undefined, {
+        answeredBy: state.answeredBy,
+      });
     case 'mismatch':
       return said('bad', 'outcome.mismatch.title', 'outcome.mismatch.body', undefined, { answeredBy: 'requestKey' });
     case 'failed_retryable':
       return said('bad', 'outcome.bankUnreachable.title', 'outcome.bankUnreachable.body', undefined, {
+        answeredBy: 'bank',
+      });
+    case 'failed_after_bank':
+      return said('bad', 'outcome.failedAfterBank.title', 'outcome.failedAfterBank.body', undefined, {
         answeredBy: 'bank',
       });
     case 'no_answer':

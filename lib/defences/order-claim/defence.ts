@@ -17,22 +17,16 @@ import 'server-only';
 //     key will return what lands): no stop, this attempt takes the claim over and pays;
 //   - a charge in doubt that may still land: "in progress", answered by the reconciler;
 //   - a live claim: "in progress" (once more first if the claim vanished between the statement and the read).
-// When the claim is given back: completed with the outcome once the bank has answered (PAID or DECLINED, the
-// outcome on the dedup row, the outbox event for the receipt); released when the bank refused before
+// When the claim is given back (under the right release rule, noMoneyMoved; release.ts has the wrong ones):
+// completed with the outcome once the bank has answered (PAID or DECLINED, the outcome on the dedup row, the
+// outbox event for the receipt), a failure after the charge too; released when the bank refused before
 // charging (PENDING again, the row deleted); kept UNKNOWN (the row without an outcome) when the bank's answer
 // is unknown, for the reconciler. A claim lost before the bank (taken over after a pause) is not this
 // attempt's to write any more.
 import { decide, reason } from '../../telemetry/spans.ts';
-import {
-  type Answer,
-  type Attempt,
-  type Defence,
-  type Lease,
-  type OrderHold,
-  stopped,
-  type Verdict,
-} from '../defence.ts';
+import { type Answer, type Attempt, type Defence, type Lease, type OrderHold, stopped } from '../defence.ts';
 import type { Layer } from '../layers.ts';
+import { type ClaimFate, claimFate } from '../release.ts';
 import {
   claimOrder,
   type DatabaseLayers,
@@ -59,8 +53,9 @@ export function orderClaimDefence(layers: Switches): Defence {
       if (claim.kind === 'stopped') return stopped(claim.answer);
       const { hold, tookOver } = claim;
       const end = await next({ lease: leaseOf(attempt, hold, layers, tookOver) });
-      // Before the bank only a lost claim stops this attempt after the database: it is another's now.
-      if (end.kind === 'banked') await settle(attempt, hold, layers, end.verdict);
+      // Before the bank only a lost claim stops this attempt after the database: it is another's now. After it,
+      // what becomes of the claim is the release rule's (release.ts).
+      if (end.kind === 'banked') await settle(attempt, hold, layers, claimFate(attempt.release, end));
       return end;
     },
   };
@@ -141,30 +136,39 @@ function leaseOf(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, took
   };
 }
 
-/** The bank's verdict, written on the order this attempt holds. Never throws: the money may have moved. */
-async function settle(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, verdict: Verdict): Promise<void> {
+/** The bank's verdict (and what failed after it), written on the order this attempt holds. Never throws: money may have moved. */
+async function settle(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, fate: ClaimFate): Promise<void> {
   const { span, orderNo } = attempt;
-  switch (verdict.kind) {
-    case 'settled':
+  const layer: Layer = layers.stateMachine ? 'stateMachine' : 'uniqueConstraint';
+  switch (fate.kind) {
+    case 'complete':
       // A failure here happens after the money moved: the reconciler settles the order from the bank.
       await attempt.at?.('order.record');
-      await recordOutcome(verdict.outcome, hold, layers).then(
+      await recordOutcome(fate.outcome, hold, layers).then(
         (recorded) => {
           if (!recorded) decide(span, 'outcome', 'late', reason('outcomeLate'));
+          else if (fate.afterFailure)
+            decide(span, layer, 'completed', reason('dbCompletedAfterFailure', { status: fate.outcome.status }));
         },
         (error: Error) =>
           console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
       );
       return;
-    case 'nothingMoved':
+    case 'release':
       await attempt.at?.('order.release');
-      await releaseClaim(hold).catch((error: Error) =>
-        console.error(`[pay] ${orderNo}: claim not released (${error.message})`),
+      await releaseClaim(hold).then(
+        () => {
+          if (fate.onError) decide(span, layer, 'released', reason('dbReleasedOnError', { layer }));
+        },
+        (error: Error) => console.error(`[pay] ${orderNo}: claim not released (${error.message})`),
       );
       return;
-    case 'unknown':
+    case 'keepUnknown':
       await attempt.at?.('order.keepUnknown');
-      await keepClaimUnknown(hold, new Date(verdict.since)).catch(() => {});
+      await keepClaimUnknown(hold, new Date(fate.since ?? attempt.now())).catch(() => {});
+      return;
+    case 'leave':
+      decide(span, layer, 'left', reason('dbLeft', { layer, leaseMs: attempt.leaseMs }));
       return;
   }
 }

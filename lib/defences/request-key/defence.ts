@@ -16,15 +16,17 @@ import 'server-only';
 //   - the same key with another payload, or on another endpoint: a mismatch;
 //   - the claim is abandoned (stalled or dead past its lease, or its outcome unknown): no stop, this attempt
 //     takes it over; alone (layers 3 and 4 off), it asks the bank itself what the dead claim charged.
-// When the claim is given back: completed with the outcome once the bank has answered (or once a later
-// layer found the first outcome); released when nothing moved (the bank refused, or a later layer stopped
-// this attempt); kept "unknown" when the bank's answer is unknown, or when this attempt stops before the bank
+// When the claim is given back (under the right release rule, noMoneyMoved; release.ts has the wrong ones):
+// completed with the outcome once the bank has answered (or once a later layer found the first outcome), a
+// failure after the charge too; released when nothing moved (the bank refused, or a later layer stopped this
+// attempt); kept "unknown" when the bank's answer is unknown, or when this attempt stops before the bank
 // holding a claim it took over from an attempt whose charge may still be in doubt. Never released after a charge.
 import type { CallerScope } from '../../session.ts';
 import { decide, reason } from '../../telemetry/spans.ts';
-import { type Answer, type Attempt, type Defence, type Intent, type Lease, stopped, type Verdict } from '../defence.ts';
+import { type Answer, type Attempt, type Defence, type Intent, type Lease, stopped } from '../defence.ts';
 import type { KeyStrategy } from '../layers.ts';
 import { outcomeFromCharge, type PaymentOutcome, parseOutcome } from '../outcome.ts';
+import { type ClaimFate, claimFate } from '../release.ts';
 import { type KeySources, requestKeyFor, shortKey } from './key-strategy.ts';
 import { type ClaimDecision, fingerprintOf, type RequestKeyClaim, requestKeyName } from './record.ts';
 import {
@@ -113,12 +115,15 @@ export function requestKeyDefence(options: RequestKeyOptions): Defence {
       const { key, attemptId: owner } = attempt;
       const firstFence = seen?.firstFence ?? fence;
       const held: HeldKey = { name: key.name, fingerprint: key.fingerprint, owner, fence, firstFence };
-      const end = await next({ lease: leaseOf(attempt, held, seen !== undefined) });
+      const tookOver = seen !== undefined;
+      const end = await next({ lease: leaseOf(attempt, held, tookOver) });
+      // What becomes of the key is the release rule's (release.ts): completed, released, kept in doubt, left.
+      const fate = claimFate(attempt.release, end, tookOver);
       if (end.kind === 'banked') {
-        await settle(attempt, held, end.verdict);
+        await settle(attempt, held, fate);
         return end;
       }
-      return { ...end, answer: await stoppedAfter(attempt, held, seen, end.answer) };
+      return { ...end, answer: await stoppedAfter(attempt, held, seen, end.answer, fate) };
     },
   };
 }
@@ -280,39 +285,58 @@ function leaseOf(attempt: Keyed, held: HeldKey, tookOver: boolean): Lease {
  * A later defence stopped this attempt before the bank, with `answer`: nothing moved. Returns the answer as
  * layer 2 words it. `seen`: the abandoned claim this attempt took over, if it did.
  */
-async function stoppedAfter(attempt: Keyed, held: HeldKey, seen: RequestKeyClaim | undefined, answer: Answer) {
-  if (answer.kind === 'duplicate') {
-    // The first outcome is this intent's outcome too. Found under a key this attempt took over, it is the
-    // intent's own payment, settled meanwhile: a replay, not another intent's.
-    const mine = seen ? { ...answer, existing: false } : answer;
-    await complete(attempt, held, mine.outcome, mine.existing);
-    return mine;
+async function stoppedAfter(
+  attempt: Keyed,
+  held: HeldKey,
+  seen: RequestKeyClaim | undefined,
+  answer: Answer,
+  fate: ClaimFate,
+): Promise<Answer> {
+  switch (fate.kind) {
+    case 'complete': {
+      if (answer.kind !== 'duplicate') return answer;
+      // The first outcome is this intent's outcome too. Found under a key this attempt took over, it is the
+      // intent's own payment, settled meanwhile: a replay, not another intent's.
+      const mine = seen ? { ...answer, existing: false } : answer;
+      await complete(attempt, held, mine.outcome, mine.existing);
+      return mine;
+    }
+    case 'release':
+      await release(attempt, held, fate.onError);
+      return answer;
+    case 'keepUnknown':
+      // A key taken over from an earlier attempt of the same intent may still be that attempt's charge in
+      // doubt: it goes back to "unknown", never away.
+      if (await keepUnknown(attempt, held, seen?.unknownSince ?? attempt.now())) {
+        decide(attempt.span, 'requestKey', 'unknown', reason('keyKeptUnknown'));
+      }
+      return answer;
+    case 'leave':
+      leave(attempt);
+      return answer;
   }
-  // A key taken over from an earlier attempt of the same intent may still be that attempt's charge in
-  // doubt: it goes back to "unknown", never away.
-  if (!seen) await release(attempt, held);
-  else if (await keepUnknown(attempt, held, seen.unknownSince ?? attempt.now())) {
-    decide(attempt.span, 'requestKey', 'unknown', reason('keyKeptUnknown'));
-  }
-  return answer;
 }
 
-/** The bank's verdict, kept on the key this attempt holds. Never throws: the money may have moved. */
-async function settle(attempt: Keyed, held: HeldKey, verdict: Verdict): Promise<void> {
+/** The bank's verdict (and what failed after it), kept on the key this attempt holds. Never throws: money may have moved. */
+async function settle(attempt: Keyed, held: HeldKey, fate: ClaimFate): Promise<void> {
   const { span, orderNo } = attempt;
-  switch (verdict.kind) {
-    case 'settled':
-      await complete(attempt, held, verdict.outcome, verdict.existing).then(
-        (stored) =>
-          decide(span, 'requestKey', stored ? 'completed' : 'late', reason(stored ? 'keyCompleted' : 'keyLate')),
+  switch (fate.kind) {
+    case 'complete': {
+      const said = fate.afterFailure ? 'keyCompletedAfterFailure' : 'keyCompleted';
+      await complete(attempt, held, fate.outcome, fate.existing).then(
+        (stored) => decide(span, 'requestKey', stored ? 'completed' : 'late', reason(stored ? said : 'keyLate')),
         (error: Error) => console.error(`[pay] ${orderNo}: outcome not stored in Redis (${error.message})`),
       );
       return;
-    case 'nothingMoved':
-      await release(attempt, held).catch(() => {});
+    }
+    case 'release':
+      await release(attempt, held, fate.onError).catch(() => {});
       return;
-    case 'unknown':
-      await keepUnknown(attempt, held, verdict.since).catch(() => false);
+    case 'keepUnknown':
+      await keepUnknown(attempt, held, fate.since ?? attempt.now()).catch(() => false);
+      return;
+    case 'leave':
+      leave(attempt);
       return;
   }
 }
@@ -323,10 +347,16 @@ async function complete(attempt: Keyed, held: HeldKey, outcome: unknown, existin
   return completeRequestKey(held.name, held.owner, done, attempt.resultTtlSeconds);
 }
 
-async function release(attempt: Keyed, held: HeldKey): Promise<void> {
+/** `onError`: given back by the rule "any error", where the right rule would have kept it. */
+async function release(attempt: Keyed, held: HeldKey, onError: boolean): Promise<void> {
   await attempt.at?.('key.release');
   if (await releaseRequestKey(held.name, held.owner))
-    decide(attempt.span, 'requestKey', 'released', reason('keyReleased'));
+    decide(attempt.span, 'requestKey', 'released', reason(onError ? 'keyReleasedOnError' : 'keyReleased'));
+}
+
+/** The rule "never": the key stays claimed by this attempt, which is done, until its lease runs out. */
+function leave(attempt: Keyed): void {
+  decide(attempt.span, 'requestKey', 'left', reason('keyLeft', { leaseMs: attempt.leaseMs }));
 }
 
 async function keepUnknown(attempt: Keyed, held: HeldKey, since: number): Promise<boolean> {

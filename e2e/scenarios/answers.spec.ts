@@ -1,0 +1,67 @@
+// The answer matrix (matrix.ts, ANSWER_ROWS): the article's second detail, with the project's five retrying-client
+// recipes (docs/clients.md) as they are. A payment whose first attempt is charged and times out on the client;
+// the recipe retries with its key. Told the first result, it ends with its charge; told an error, it cannot
+// tell "already submitted" from "in progress", spends its whole retry budget, and never learns it was charged.
+// The requests each intent cost and whether the caller learned its charge are held to the declaration.
+import { pay as axiosPay } from '../clients/axios';
+import { pay as fetchPay } from '../clients/fetch';
+import { pay as gotPay } from '../clients/got';
+import { pay as kyPay } from '../clients/ky';
+import { pay as undiciPay } from '../clients/undici';
+import { ALL_ON, chargeCount, createOrder, expect, test } from '../fixtures';
+import { settledCount } from './cell';
+import {
+  ANSWER_COLUMNS,
+  ANSWER_ROWS,
+  ANSWER_TAG,
+  type AnswerSees,
+  chargesBucket,
+  expectedAnswerCell,
+  RECIPE_BUDGET,
+  rowTag,
+} from './matrix';
+
+const RECIPES = { undici: undiciPay, got: gotPay, ky: kyPay, axios: axiosPay, fetch: fetchPay };
+
+for (const row of ANSWER_ROWS) {
+  test.describe(`scenario: ${row.title}`, { tag: [rowTag(row.id), ANSWER_TAG] }, () => {
+    for (const column of ANSWER_COLUMNS) {
+      test(column.title, async ({ request, baseURL }, testInfo) => {
+        const orderNo = await createOrder(request, {
+          layers: ALL_ON,
+          faults: { bankLatencyMs: 2_500 },
+          answers: { duplicate: column.id },
+        });
+        const result = await RECIPES[row.client](
+          baseURL ?? '',
+          { orderNo, amountCents: 4_200 },
+          { idempotencyKey: `answer-${row.client}-${orderNo}`, clientId: `answer-${row.client}`, timeoutMs: 1_000 },
+        );
+        const count = await settledCount(orderNo, chargeCount);
+        const order = (await (await request.get(`/api/orders/${orderNo}`)).json()) as {
+          charges: Array<{ id: string }>;
+        };
+        const charge = (result.body as { chargeId?: string } | undefined)?.chargeId;
+        const learned = result.status < 300 && charge !== undefined && charge === order.charges[0]?.id;
+        const sees: AnswerSees | string = learned
+          ? 'learned the charge'
+          : result.attempts === RECIPE_BUDGET
+            ? `gave up after ${RECIPE_BUDGET} requests`
+            : `ended with ${result.status} after ${result.attempts} requests`;
+        const actual = { charges: chargesBucket(count), sees, chargeCount: count, requests: result.attempts };
+        const expected = expectedAnswerCell(column.id);
+        testInfo.annotations.push({
+          type: 'answer-cell',
+          description: JSON.stringify({
+            scenario: row.id,
+            configuration: column.id,
+            counts: 'charges',
+            expected,
+            actual,
+          }),
+        });
+        expect({ charges: actual.charges, sees }, `${row.title} / ${column.title}`).toEqual(expected);
+      });
+    }
+  });
+}
