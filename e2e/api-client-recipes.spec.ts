@@ -1,6 +1,8 @@
 // The retrying-client recipes of docs/clients.md, each against the running app: a bank that answers 2.5 s
 // after charging and a client that gives up on an attempt after 1 s, so the first attempt is charged and
-// times out. The recipe must retry with the same key, wait through the 409s, and end with that charge.
+// times out. The recipe must retry with the same key, wait through the 409s, and end with that charge. And a
+// retry that prefers to wait (Prefer: wait=N) needs no 409 handling at all: got with its defaults ends with it.
+import got from 'got';
 import { pay as axiosPay } from './clients/axios';
 import { pay as fetchPay } from './clients/fetch';
 import { pay as gotPay } from './clients/got';
@@ -48,3 +50,37 @@ for (const [name, pay] of Object.entries(recipes)) {
     });
   });
 }
+
+test.describe('Prefer: wait', () => {
+  test('a retry by got with its default retry settings ends with the first charge when it prefers to wait, with a 409 when not', async ({
+    request,
+    baseURL,
+  }) => {
+    for (const prefer of [undefined, 'wait=10'] as const) {
+      const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLatencyMs: 2_500 } });
+      const headers = { 'idempotency-key': `defaults-${orderNo}`, 'x-client-id': `defaults-${orderNo}` };
+      const payment = { orderNo, amountCents: 4_200 };
+      // The first attempt's answer is lost half a second in: the caller cannot know whether it paid.
+      await request.post('/api/payments', { headers, data: payment, timeout: 500 }).catch(() => undefined);
+      await expect
+        .poll(async () => (await (await request.get(`/api/orders/${orderNo}`)).json()).status, { intervals: [50] })
+        .toBe('PROCESSING');
+      // Its retry, sent by got as it comes (its defaults retry no POST and no 409), with a timeout above the wait.
+      const retry = await got.post(`${baseURL}/api/payments`, {
+        json: payment,
+        headers: { ...headers, ...(prefer ? { prefer } : {}) },
+        timeout: { request: 15_000 },
+        throwHttpErrors: false,
+      });
+      const order = (await (await request.get(`/api/orders/${orderNo}`)).json()) as { charges: Array<{ id: string }> };
+      if (prefer) {
+        expect(retry.statusCode).toBe(201);
+        expect(retry.headers['preference-applied']).toBe('wait=10');
+        expect(JSON.parse(retry.body)).toMatchObject({ status: 'PAID', chargeId: order.charges[0]?.id });
+      } else {
+        expect(retry.statusCode).toBe(409);
+      }
+      expect(await chargeCount(orderNo)).toBe(1);
+    }
+  });
+});

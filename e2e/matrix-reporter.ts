@@ -185,7 +185,9 @@ function cellText(cell: CellRecord | undefined): string {
       ? `**${cell.actual.chargeCount}** charges`
       : `${cell.actual.charges} charge${cell.actual.charges === '1' ? '' : 's'}`;
   const mark = cell.pass ? '' : ` ❌ expected ${cell.expected.charges}, ${cell.expected.sees}`;
-  const requests = cell.actual.requests === undefined ? '' : ` (${cell.actual.requests} requests)`;
+  // The requests an intent cost (the answer matrix), unless what the client saw says it already.
+  const { requests: count, sees } = cell.actual;
+  const requests = count === undefined || sees.includes('requests') ? '' : ` (${count} requests)`;
   return `${charges}, ${cell.actual.sees}${requests}${mark}`;
 }
 

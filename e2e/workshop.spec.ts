@@ -114,6 +114,18 @@ const settled = async (checkout: CheckoutPage) => {
   await expect(checkout.page.locator('form.pay-form')).toHaveAttribute('aria-busy', 'false', { timeout: 20_000 });
 };
 
+/** The lab drops the payment's answer: the page keeps "Paying…" while the order is PAID; reload, and pay again. */
+async function loseThenRetry(checkout: CheckoutPage): Promise<void> {
+  await checkout.payButton.click();
+  // The server finished; the page never heard back.
+  await expect(checkout.status).toHaveText('PAID', { timeout: 10_000 });
+  await expect(checkout.chargeCount).toHaveText('Charged once.');
+  await expect(checkout.outcome).toContainText('Paying…');
+  await checkout.page.reload();
+  await checkout.payButton.click();
+  await settled(checkout);
+}
+
 test.describe('workshop', () => {
   test('exercise 1: every defence off, a double click charges twice, and every word on the page says so', async ({
     page: lab,
@@ -171,16 +183,6 @@ test.describe('workshop', () => {
     context,
   }) => {
     await setUp(lab, '4', { stay: true });
-    const loseThenRetry = async (checkout: CheckoutPage) => {
-      await checkout.payButton.click();
-      // The server finished; the page never heard back.
-      await expect(checkout.status).toHaveText('PAID', { timeout: 10_000 });
-      await expect(checkout.chargeCount).toHaveText('Charged once.');
-      await expect(checkout.outcome).toContainText('Paying…');
-      await checkout.page.reload();
-      await checkout.payButton.click();
-      await settled(checkout);
-    };
     const broken = await newCheckout(context);
     await loseThenRetry(broken.checkout);
     expect(await chargeCount(broken.orderNo)).toBe(2);
@@ -441,14 +443,6 @@ test.describe('workshop', () => {
     context,
   }) => {
     await setUp(lab, '14', { stay: true });
-    const loseThenRetry = async (checkout: CheckoutPage) => {
-      await checkout.payButton.click();
-      await expect(checkout.status).toHaveText('PAID', { timeout: 10_000 });
-      await expect(checkout.outcome).toContainText('Paying…');
-      await checkout.page.reload();
-      await checkout.payButton.click();
-      await settled(checkout);
-    };
     const broken = await newCheckout(context);
     await loseThenRetry(broken.checkout);
     await expect(broken.checkout.outcome).toContainText('Already submitted');

@@ -73,21 +73,17 @@ export function KeyStrategyGroup({ lab, hydrated }: Group) {
       <fieldset>
         <legend className="visually-hidden">{t('console.keyTitle')}</legend>
         <p className={styles.hint}>{t('console.keyHint')}</p>
-        {KEY_STRATEGIES.map((option) => (
-          <label className={styles.check} key={option}>
-            <input
-              type="radio"
-              name="key-strategy"
-              disabled={!hydrated}
-              checked={strategy === option}
-              onChange={() => lab.change({ keys: { strategy: option } })}
-            />
-            <span>
-              <strong>{tl(`keyStrategies.${option}.name`)}</strong>
-              <span className={`${styles.hint} block`}>{tl(`keyStrategies.${option}.explains`)}</span>
-            </span>
-          </label>
-        ))}
+        <Choices
+          name="key-strategy"
+          options={KEY_STRATEGIES}
+          value={strategy}
+          disabled={!hydrated}
+          words={(option) => ({
+            name: tl(`keyStrategies.${option}.name`),
+            explains: tl(`keyStrategies.${option}.explains`),
+          })}
+          onChange={(option) => lab.change({ keys: { strategy: option } })}
+        />
       </fieldset>
     </Collapsible>
   );
@@ -106,21 +102,17 @@ export function AnswersGroup({ lab, hydrated }: Group) {
       <fieldset>
         <legend className="visually-hidden">{t('console.answersTitle')}</legend>
         <p className={styles.hint}>{t('console.answersHint')}</p>
-        {DUPLICATE_ANSWERS.map((option) => (
-          <label className={styles.check} key={option}>
-            <input
-              type="radio"
-              name="duplicate-answer"
-              disabled={!hydrated}
-              checked={duplicate === option}
-              onChange={() => lab.change({ answers: { duplicate: option } })}
-            />
-            <span>
-              <strong>{tl(`duplicateAnswers.${option}.name`)}</strong>
-              <span className={`${styles.hint} block`}>{tl(`duplicateAnswers.${option}.explains`)}</span>
-            </span>
-          </label>
-        ))}
+        <Choices
+          name="duplicate-answer"
+          options={DUPLICATE_ANSWERS}
+          value={duplicate}
+          disabled={!hydrated}
+          words={(option) => ({
+            name: tl(`duplicateAnswers.${option}.name`),
+            explains: tl(`duplicateAnswers.${option}.explains`),
+          })}
+          onChange={(option) => lab.change({ answers: { duplicate: option } })}
+        />
       </fieldset>
     </Collapsible>
   );
@@ -215,21 +207,17 @@ export function ClaimsGroup({ lab, hydrated }: Group) {
       <fieldset>
         <legend>{t('console.releaseTitle')}</legend>
         <p className={styles.hint}>{t('console.releaseHint')}</p>
-        {RELEASE_RULES.map((rule) => (
-          <label className={styles.check} key={rule}>
-            <input
-              type="radio"
-              name="release-rule"
-              disabled={!hydrated}
-              checked={release === rule}
-              onChange={() => lab.change({ claims: { release: rule } })}
-            />
-            <span>
-              <strong>{tl(`releaseRules.${rule}.name`)}</strong>
-              <span className={`${styles.hint} block`}>{tl(`releaseRules.${rule}.explains`)}</span>
-            </span>
-          </label>
-        ))}
+        <Choices
+          name="release-rule"
+          options={RELEASE_RULES}
+          value={release}
+          disabled={!hydrated}
+          words={(option) => ({
+            name: tl(`releaseRules.${option}.name`),
+            explains: tl(`releaseRules.${option}.explains`),
+          })}
+          onChange={(option) => lab.change({ claims: { release: option } })}
+        />
       </fieldset>
     </Collapsible>
   );
@@ -280,6 +268,35 @@ export function GatewayGroup({ lab, hydrated }: Group) {
       </fieldset>
     </Collapsible>
   );
+}
+
+/** One of a few options, each a radio named and explained in a sentence. */
+function Choices<T extends string>(props: {
+  name: string;
+  options: readonly T[];
+  value: T;
+  disabled: boolean;
+  words: (option: T) => { name: string; explains: string };
+  onChange: (option: T) => void;
+}) {
+  return props.options.map((option) => {
+    const { name, explains } = props.words(option);
+    return (
+      <label className={styles.check} key={option}>
+        <input
+          type="radio"
+          name={props.name}
+          disabled={props.disabled}
+          checked={props.value === option}
+          onChange={() => props.onChange(option)}
+        />
+        <span>
+          <strong>{name}</strong>
+          <span className={`${styles.hint} block`}>{explains}</span>
+        </span>
+      </label>
+    );
+  });
 }
 
 /**

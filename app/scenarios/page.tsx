@@ -122,47 +122,54 @@ function DetailMatrices({ matrix }: { matrix: Matrix }) {
   return (
     <>
       {matrix.keyStrategies ? (
-        <>
-          <h2 id="keys-title">{t('keysTitle')}</h2>
-          <p>{t('keysIntro')}</p>
-          <MatrixTable
-            labelledBy="keys-title"
-            className={styles.keys}
-            caption={t('keysCaption')}
-            columns={matrix.keyStrategies.columns.map((column) => ({ ...column, title: strategyTitle(column) }))}
-            rows={matrix.keyStrategies.rows.map((row) => ({ ...row, note: missed(row) }))}
-            cells={matrix.keyStrategies.cells}
-          />
-        </>
+        <DetailTable
+          part="keys"
+          columns={matrix.keyStrategies.columns.map((column) => ({ ...column, title: strategyTitle(column) }))}
+          rows={matrix.keyStrategies.rows.map((row) => ({ ...row, note: missed(row) }))}
+          cells={matrix.keyStrategies.cells}
+        />
       ) : null}
       {matrix.releaseRules ? (
-        <>
-          <h2 id="release-title">{t('releaseTitle')}</h2>
-          <p>{t('releaseIntro')}</p>
-          <MatrixTable
-            labelledBy="release-title"
-            className={styles.keys}
-            caption={t('releaseCaption')}
-            columns={matrix.releaseRules.columns.map((column) => ({ ...column, title: ruleTitle(column) }))}
-            rows={matrix.releaseRules.rows.map((row) => ({ ...row, note: because(row) }))}
-            cells={matrix.releaseRules.cells}
-          />
-        </>
+        <DetailTable
+          part="release"
+          columns={matrix.releaseRules.columns.map((column) => ({ ...column, title: ruleTitle(column) }))}
+          rows={matrix.releaseRules.rows.map((row) => ({ ...row, note: because(row) }))}
+          cells={matrix.releaseRules.cells}
+        />
       ) : null}
       {matrix.duplicateAnswers ? (
-        <>
-          <h2 id="answers-title">{t('answersTitle')}</h2>
-          <p>{t('answersIntro')}</p>
-          <MatrixTable
-            labelledBy="answers-title"
-            className={styles.keys}
-            caption={t('answersCaption')}
-            columns={matrix.duplicateAnswers.columns.map((column) => ({ ...column, title: answerTitle(column) }))}
-            rows={matrix.duplicateAnswers.rows}
-            cells={matrix.duplicateAnswers.cells}
-          />
-        </>
+        <DetailTable
+          part="answers"
+          columns={matrix.duplicateAnswers.columns.map((column) => ({ ...column, title: answerTitle(column) }))}
+          rows={matrix.duplicateAnswers.rows}
+          cells={matrix.duplicateAnswers.cells}
+        />
       ) : null}
+    </>
+  );
+}
+
+/** One detail's table under its heading and introduction (scenarios.<part>Title, <part>Intro, <part>Caption). */
+function DetailTable(props: {
+  part: 'keys' | 'release' | 'answers';
+  columns: Array<{ id: string; title: string }>;
+  rows: Row[];
+  cells: MatrixCell[];
+}) {
+  const t = useTranslations('scenarios');
+  const { part } = props;
+  return (
+    <>
+      <h2 id={`${part}-title`}>{t(`${part}Title`)}</h2>
+      <p>{t(`${part}Intro`)}</p>
+      <MatrixTable
+        labelledBy={`${part}-title`}
+        className={styles.keys}
+        caption={t(`${part}Caption`)}
+        columns={props.columns}
+        rows={props.rows}
+        cells={props.cells}
+      />
     </>
   );
 }

@@ -332,3 +332,20 @@ export function testRedis(): Redis {
   redis ??= new Redis(process.env.REDIS_URL ?? '');
   return redis;
 }
+
+/**
+ * One cell of a detail's own matrix (the release rules', the answers'): recorded for the reporter under `type`,
+ * then held to its declaration (the charges and what the client got; a difference either way fails).
+ */
+export function holdCell(
+  testInfo: TestInfo,
+  type: 'release-cell' | 'answer-cell',
+  cell: { row: { id: string; title: string }; column: { id: string; title: string } },
+  expected: { charges: Charges; sees: string },
+  actual: { charges: Charges; sees: string; chargeCount: number; requests?: number },
+): void {
+  const { row, column } = cell;
+  const description = { scenario: row.id, configuration: column.id, counts: 'charges', expected, actual };
+  testInfo.annotations.push({ type, description: JSON.stringify(description) });
+  expect({ charges: actual.charges, sees: actual.sees }, `${row.title} / ${column.title}`).toEqual(expected);
+}

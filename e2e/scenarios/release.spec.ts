@@ -4,7 +4,7 @@
 // card's charges and what the client got are held to the declaration; a rule that did better or worse than
 // declared fails the cell.
 import { chargeCount, createOrder, expect, test } from '../fixtures';
-import { categorizeAnswer, payOnce, settledCount } from './cell';
+import { categorizeAnswer, holdCell, payOnce, settledCount } from './cell';
 import {
   chargesBucket,
   RELEASE_COLUMNS,
@@ -32,18 +32,7 @@ for (const row of RELEASE_ROWS) {
         const sees = await retryUntilAnsweredForGood(request, orderNo, caller);
         const count = await settledCount(orderNo, chargeCount);
         const actual = { charges: chargesBucket(count), sees, chargeCount: count };
-        const expected = row.cells[column.id];
-        testInfo.annotations.push({
-          type: 'release-cell',
-          description: JSON.stringify({
-            scenario: row.id,
-            configuration: column.id,
-            counts: 'charges',
-            expected,
-            actual,
-          }),
-        });
-        expect({ charges: actual.charges, sees }, `${row.title} / ${column.title}`).toEqual(expected);
+        holdCell(testInfo, 'release-cell', { row, column }, row.cells[column.id], actual);
       });
     }
   });

@@ -15,7 +15,10 @@ function countCommands(): { count: () => number; stop: () => void } {
     sent += 1;
     return original.apply(this, args);
   };
-  return { count: () => sent, stop: () => void (Redis.prototype.sendCommand = original) };
+  const stop = () => {
+    Redis.prototype.sendCommand = original;
+  };
+  return { count: () => sent, stop };
 }
 
 let stopCounting: (() => void) | undefined;

@@ -14,10 +14,12 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  ANSWER_ROWS,
   CONFIGURATIONS,
   expectedCell,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
+  RELEASE_ROWS,
   SCENARIOS,
   SWITCHES,
 } from '../../e2e/scenarios/matrix';
@@ -297,9 +299,13 @@ describe('the counts README and docs state', () => {
       read('README.md').match(new RegExp(`<!-- ${name}:start -->([\\s\\S]*?)<!-- ${name}:end -->`))?.[1] ?? '';
     expect(tags(block('scenario-matrix')), again).toEqual(SCENARIOS.map((s) => s.id));
     expect(tags(block('key-strategy-matrix')), again).toEqual(KEY_STRATEGY_ROWS.map((r) => r.scenario.id));
+    expect(tags(block('release-rule-matrix')), again).toEqual(RELEASE_ROWS.map((r) => r.id));
+    expect(tags(block('duplicate-answer-matrix')), again).toEqual(ANSWER_ROWS.map((r) => r.id));
     expect(tags(read('docs/scenario-matrix.md')), again).toEqual([
       ...SCENARIOS.map((s) => s.id),
       ...KEY_STRATEGY_ROWS.map((r) => r.scenario.id),
+      ...RELEASE_ROWS.map((r) => r.id),
+      ...ANSWER_ROWS.map((r) => r.id),
     ]);
   });
 });
