@@ -226,6 +226,8 @@ export type SweepOptions = {
    * less a margin. By default a day back, or, for named orders, every charge they ever had.
    */
   landedSince?: number;
+  /** The settlement report lists the charges that landed by then (the sweep's time, unless said otherwise). */
+  settledBy?: number;
 };
 
 /** Settles every payment whose claim is dead. Returns how many it looked at. */
@@ -268,7 +270,7 @@ async function recordFromSettlementReport(options: SweepOptions, now: () => numb
   const landedSince = options.landedSince ?? (options.orderNos ? 0 : now() - 86_400_000);
   const report = await settlementReport({
     landedAfter: new Date(landedSince),
-    landedBy: new Date(now()),
+    landedBy: new Date(options.settledBy ?? now()),
     merchantRefs: options.orderNos,
   });
   if (report.length === 0) return 0;

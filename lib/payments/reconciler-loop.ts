@@ -3,6 +3,7 @@ import 'server-only';
 // behind are settled at once) and then every few seconds (stale claims of any instance, unknown outcomes,
 // charges on the bank's settlement report that no order recorded); and, hourly, the retention job
 // (lib/payments/retention.ts), which is also the dedup table's cleanup.
+import { BANK_SETTLEMENT_WINDOW_MS } from '../defences/layers.ts';
 import { env } from '../env.ts';
 import { reconcileStalePayments } from './reconcile.ts';
 import { runHousekeeping } from './retention.ts';
@@ -18,15 +19,22 @@ export function startReconciler(): void {
   // database or Redis may not answer yet, or time out while a busy machine starts), every round is one.
   let startedUp = false;
   // The settlement report is read from where the last sweep's left off (less a minute, for charges committed
-  // while it read); at start-up from as far back as retention keeps anything.
+  // while it read); at start-up from as far back as retention keeps anything. It lists a charge once it has
+  // settled, the bank's settlement window after it landed, as a processor's report comes after the day: until
+  // then the charge's payers and the recovery of their claims are at work. (An order whose claim was given
+  // back after its charge, the lab's "any error" rule, is found then: a retry within the window charges again.)
   let lastReportAt: number | undefined;
   const sweep = async () => {
     const atStartup = !startedUp;
     const startedAt = Date.now();
+    const settledBy = startedAt - BANK_SETTLEMENT_WINDOW_MS;
     const lookBackDays = env().RETENTION_DAYS || 30;
-    const landedSince = lastReportAt === undefined ? startedAt - lookBackDays * 86_400_000 : lastReportAt - 60_000;
+    const landedSince =
+      lastReportAt === undefined
+        ? startedAt - lookBackDays * 86_400_000
+        : lastReportAt - BANK_SETTLEMENT_WINDOW_MS - 60_000;
     try {
-      const looked = await reconcileStalePayments({ atStartup, landedSince });
+      const looked = await reconcileStalePayments({ atStartup, landedSince, settledBy });
       startedUp = true;
       lastReportAt = startedAt;
       if (atStartup && looked > 0) console.log(`[reconcile] settled ${looked} payment(s) left over at start-up`);
