@@ -45,6 +45,7 @@ export default defineConfig({
             'lib/payments/key-strategy.int.test.ts',
             'lib/payments/orders.int.test.ts',
             'lib/lab/settings-store.int.test.ts',
+            'lib/lab/timeline.int.test.ts',
             'lib/http/rate-limit.int.test.ts',
             'lib/events/events.int.test.ts',
             'test/cluster/**/*.int.test.ts',

@@ -43,7 +43,11 @@ export function Timeline({
     const { events: fresh } = (await response.json()) as { events: StoredEvent[] };
     if (fresh.length === 0) return;
     lastId.current = fresh.at(-1)?.streamId;
-    setEvents((current) => [...current, ...fresh].slice(-3000));
+    // An event that concerns everyone may come twice (it is read from the cursor's own id on): kept once.
+    setEvents((current) => {
+      const seen = new Set(current.map((event) => event.id));
+      return [...current, ...fresh.filter((event) => !seen.has(event.id))].slice(-3000);
+    });
   });
 
   const { lanes, offsets, lanesPerOrder, clustered } = useMemo(() => groupLanes(events, filter), [events, filter]);

@@ -17,7 +17,7 @@ import { ownAddresses } from '../../lib/http/hosts.ts';
 import { isExposed } from '../../lib/http/presenter.ts';
 import { GATEWAY_RECORD_KEY, GATEWAY_RECORD_TTL_MS, type GatewayRecord } from '../../lib/lab/gateway.ts';
 import { type GatewaySettings, parseStoredLabSettings } from '../../lib/lab/settings.ts';
-import { TIMELINE_KEY, viewerOf } from '../../lib/lab/timeline.ts';
+import { appendToTimeline, viewerOf } from '../../lib/lab/timeline.ts';
 import type { TimelineEvent } from '../../lib/lab/timeline-event.ts';
 import { connectRedis } from '../../lib/redis.ts';
 import { applyMigrations } from './migrations.ts';
@@ -265,10 +265,8 @@ async function startNginx(options: {
     const events: TimelineEvent[] = gatewayLane(entry, options.upstreams, applied.timeoutMs).map((event) =>
       owner ? { ...event, viewers: [viewerOf(owner)] } : event,
     );
-    // The same shape as lib/lab/timeline.ts: one entry, a batch of events.
-    if (events.length > 0) {
-      await redis.xadd(TIMELINE_KEY, 'MAXLEN', '~', 1000, '*', 'events', JSON.stringify(events)).catch(() => {});
-    }
+    // As the app publishes them: to the room's timeline and to the order owner's lab.
+    if (events.length > 0) await appendToTimeline(redis, { events }).catch(() => {});
   });
 
   return {

@@ -1,0 +1,79 @@
+// The lab's timeline in the real Redis: each attendee's lab reads its own lanes, whatever the room writes.
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { getRedis } from '../redis.ts';
+import { publishTimelineEvent, readTimeline } from './timeline.ts';
+import type { TimelineEvent } from './timeline-event.ts';
+
+function clickOf(viewer: string, orderNo: string): TimelineEvent {
+  return {
+    requestId: randomUUID(),
+    orderNo,
+    channel: 'browser',
+    instance: 'test',
+    step: 'ui',
+    decision: 'stopped',
+    durationMs: 0,
+    at: Date.now(),
+    viewers: [viewer],
+  };
+}
+
+/** The orders of the lanes read (what concerns everyone, such as a change of Redis server, left out). */
+const orderNosOf = (events: TimelineEvent[]) =>
+  events.filter((event) => event.channel !== 'redis').map((event) => event.orderNo);
+
+describe('the lab’s timeline', () => {
+  it('shows an attendee their own lanes however many others write: two callers’ 220 entries each starve nobody', async () => {
+    const [victim, noisy, louder] = [randomUUID(), randomUUID(), randomUUID()];
+    await publishTimelineEvent(clickOf(victim, 'VICTIM-1'));
+    const seen = await readTimeline(undefined, 200, victim);
+    expect(orderNosOf(seen)).toEqual(['VICTIM-1']);
+
+    for (let i = 0; i < 220; i += 1) {
+      await Promise.all([
+        publishTimelineEvent(clickOf(noisy, `NOISY-${i}`)),
+        publishTimelineEvent(clickOf(louder, `LOUDER-${i}`)),
+      ]);
+    }
+    // On reload: the victim's lane is still there, and nobody else's.
+    expect(orderNosOf(await readTimeline(undefined, 200, victim))).toEqual(['VICTIM-1']);
+    // A poll after the cursor: nothing new is nothing, and the victim's next lane comes at once.
+    const cursor = seen.at(-1)?.streamId;
+    expect(orderNosOf(await readTimeline(cursor, 200, victim))).toEqual([]);
+    await publishTimelineEvent(clickOf(victim, 'VICTIM-2'));
+    expect(orderNosOf(await readTimeline(cursor, 200, victim))).toEqual(['VICTIM-2']);
+    // The room still reads everyone's.
+    expect(orderNosOf(await readTimeline(undefined, 10))).toContain('VICTIM-2');
+    // An attendee's own lanes are kept for a workshop's day, no longer.
+    const ttls = await Promise.all([victim, noisy].map((viewer) => getRedis().pttl(`{lab:timeline}:viewer:${viewer}`)));
+    for (const ttl of ttls) expect(ttl).toBeGreaterThan(60 * 60 * 1000);
+  });
+
+  it('shows every lab what concerns everyone (a change of Redis server), once, even in the cursor’s millisecond', async () => {
+    const viewer = randomUUID();
+    await publishTimelineEvent(clickOf(viewer, 'MINE-1'));
+    const mine = (await readTimeline(undefined, 200, viewer)).find((event) => event.orderNo === 'MINE-1');
+    const failover: TimelineEvent = {
+      requestId: randomUUID(),
+      orderNo: '',
+      channel: 'redis',
+      instance: 'test',
+      step: 'redis',
+      decision: 'failed over',
+      durationMs: 0,
+      at: Date.now(),
+    };
+    // Written in the very millisecond of the cursor, just after the lab read it (this worker's Redis
+    // database is its own, so the shared stream starts empty here).
+    const [ms] = (mine?.streamId ?? '').split('-');
+    await getRedis().del('{lab:timeline}:everyone');
+    await getRedis().xadd('{lab:timeline}:everyone', `${ms}-*`, 'events', JSON.stringify([failover]));
+    const fresh = await readTimeline(mine?.streamId, 200, viewer);
+    expect(fresh.filter((event) => event.channel === 'redis')).toHaveLength(1);
+    const anyone = await readTimeline(undefined, 200, randomUUID());
+    expect(anyone.filter((event) => event.channel === 'redis').length).toBeGreaterThanOrEqual(1); // every lab shows it
+    expect(new Set(fresh.map((event) => event.id)).size).toBe(fresh.length);
+    expect(fresh.some((event) => event.orderNo === 'MINE-1')).toBe(false);
+  });
+});
