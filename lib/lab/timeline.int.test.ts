@@ -11,7 +11,7 @@ function clickOf(viewer: string, orderNo: string): TimelineEvent {
     orderNo,
     channel: 'browser',
     instance: 'test',
-    step: 'ui',
+    step: 'pendingUi',
     decision: 'stopped',
     durationMs: 0,
     at: Date.now(),
