@@ -122,9 +122,11 @@ COMMIT included), over 200 sequential requests each.
 
 Redis counts the commands a Lua script runs as well: a payment's \`get\`, \`time\` and \`set\` are the claim's (\`GET\`, then
 \`TIME\` for its fencing token and \`SET\`) and the completion's owner check (\`GET\`, then \`SET\`), inside its two
-\`evalsha\` calls. Seen from the app, a payment makes
-3 Redis round trips and a share of a fourth (the order's facts, the two scripts, and one \`XADD\` for the lab's
-timeline for all the payments that finished within 25 ms; the lab's settings come from the 250 ms cache) and 3
+\`evalsha\` calls; the completion also \`PUBLISH\`es on the key's name, for a duplicate that waits (\`Prefer: wait\`;
+nobody listens here). Seen from the app, a payment makes
+3 Redis round trips and a share of a fourth (the order's facts, the two scripts, and one pipeline for the lab's
+timeline for all the payments that finished within 25 ms: an \`XADD\` to the room's stream, and an \`XADD\` and a
+\`PEXPIRE\` to each viewer's own; the lab's settings come from the 250 ms cache) and 3
 database round trips (claim the order with its dedup row; the bank's charge, with its fencing token and key;
 record the outcome with the dedup row's copy and the outbox event). The minimum the design needs is 2 and 3: the
 ideal's. The extra Redis round trip is the order's facts (they decide, with the lab's settings, what runs; read
