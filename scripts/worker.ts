@@ -6,7 +6,7 @@ import { getDb } from '../lib/db.ts';
 import { consumeReceipts, ensureReceiptsGroup } from '../lib/events/receipts.ts';
 import { relayOutbox } from '../lib/events/relay.ts';
 import { flushLab, registerLab } from '../lib/lab/register.ts';
-import { getLabSettings, settingsForOrder } from '../lib/lab/settings-store.ts';
+import { getOrderLabSettings } from '../lib/lab/settings-store.ts';
 import { getRedis } from '../lib/redis.ts';
 
 registerLab();
@@ -28,10 +28,11 @@ async function consumeLoop(): Promise<void> {
   while (!stopping) {
     await consumeReceipts(consumer, {
       // The lab's fault: die after the receipt went out and before the ack, so the message is redelivered.
+      // Read as the payment reads its settings: the order owner's lab, then the order's own. When the room is
+      // exposed, only the presenter may switch it on (it stops the worker for everybody).
       beforeAck: async (orderNo, result) => {
         if (result !== 'sent') return;
-        const order = await getDb().order.findUnique({ where: { orderNo }, select: { lab: true } });
-        if (settingsForOrder(await getLabSettings(), order?.lab).faults.receiptCrashBeforeAck) {
+        if ((await getOrderLabSettings(orderNo))?.faults.receiptCrashBeforeAck) {
           console.error(`[worker] ${consumer}: dying before the ack of ${orderNo}'s receipt (lab fault)`);
           await flushLab(); // the lab hears of the delivery first
           process.kill(process.pid, 'SIGKILL');

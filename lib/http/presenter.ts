@@ -5,7 +5,7 @@
 // /lab/room sets once the secret was given. Without a LAB_SECRET, an exposed app refuses them all.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { env } from '../env.ts';
-import type { LabSettingsPatch } from '../lab/settings.ts';
+import { type LabSettingsPatch, SHARED_FAULTS } from '../lab/settings.ts';
 import { problem, say } from './problem.ts';
 
 export const PRESENTER_COOKIE = 'lab_presenter';
@@ -62,7 +62,10 @@ export function presenterOnly(action: PresenterAction): Response {
   );
 }
 
-/** The faults that stop the process for everybody: when exposed, only the presenter may switch them on. */
-export function crashFaultsIn(patch: LabSettingsPatch | undefined): boolean {
-  return Boolean(patch?.faults?.crashAfterCharge || patch?.faults?.crashBeforeCharge);
+/**
+ * The faults that stop a process for everybody (the app, the receipt worker: lib/lab/settings.ts
+ * SHARED_FAULTS): when exposed, only the presenter may switch them on.
+ */
+export function sharedFaultsIn(patch: LabSettingsPatch | undefined): boolean {
+  return SHARED_FAULTS.some((fault) => Boolean(patch?.faults?.[fault]));
 }

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LAB_SETTINGS, LabSettingsPatchSchema, mergeLabSettings, parseStoredLabSettings } from './settings.ts';
+import {
+  DEFAULT_LAB_SETTINGS,
+  FAULT_REACH,
+  FaultsSchema,
+  LabSettingsPatchSchema,
+  mergeLabSettings,
+  parseStoredLabSettings,
+  SHARED_FAULTS,
+} from './settings.ts';
 
 describe('lab settings', () => {
   it('merges a partial patch over the base, layer by layer', () => {
@@ -20,5 +28,12 @@ describe('lab settings', () => {
     expect(parseStoredLabSettings(null)).toEqual(DEFAULT_LAB_SETTINGS);
     expect(parseStoredLabSettings('{not json')).toEqual(DEFAULT_LAB_SETTINGS);
     expect(parseStoredLabSettings('{"layers":{"token":false}}').layers.token).toBe(false);
+  });
+
+  it('says of every fault in the schema what it reaches; every crash stops a shared process', () => {
+    const faults = Object.keys(FaultsSchema.shape);
+    expect(Object.keys(FAULT_REACH).sort()).toEqual([...faults].sort());
+    for (const fault of faults.filter((name) => /crash/i.test(name))) expect(SHARED_FAULTS).toContain(fault);
+    expect(SHARED_FAULTS).toEqual(['crashAfterCharge', 'crashBeforeCharge', 'receiptCrashBeforeAck']);
   });
 });

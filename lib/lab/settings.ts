@@ -76,6 +76,30 @@ export const FaultsSchema = z.strictObject({
   dropResponse: z.boolean(),
 });
 
+/**
+ * What each fault reaches: `attempt`, the payment's own attempt (its bank call, its pause, its answer); or
+ * `shared`, a process every attendee's payments run in (the app, the receipt worker), which it stops for
+ * everybody. When the room is exposed, only the presenter may switch a shared one on. A Record: a new fault
+ * does not compile until it says which.
+ */
+export const FAULT_REACH: Record<keyof z.infer<typeof FaultsSchema>, 'attempt' | 'shared'> = {
+  bankLatencyMs: 'attempt',
+  bankFailure: 'attempt',
+  bankTimeoutAfterCharge: 'attempt',
+  crashAfterCharge: 'shared',
+  stallBeforeBankMs: 'attempt',
+  bankLateChargeMs: 'attempt',
+  crashBeforeCharge: 'shared',
+  notifyFailsAfterCharge: 'attempt',
+  receiptCrashBeforeAck: 'shared',
+  dropResponse: 'attempt',
+};
+
+/** The faults that stop a shared process: the app's two crashes and the receipt worker's. */
+export const SHARED_FAULTS = (Object.keys(FAULT_REACH) as Array<keyof typeof FAULT_REACH>).filter(
+  (fault) => FAULT_REACH[fault] === 'shared',
+);
+
 /** The cluster's gateway (npm run demo:cluster): how long it waits for an instance, and how often it retries. */
 export const GatewaySchema = z.strictObject({
   /** After this long without an answer, the gateway sends the same request to the other instance. */

@@ -9,7 +9,7 @@ import { keyProblem, keyReusedProblem, parseIdempotencyKey } from '@/lib/http/id
 import { otherMethods } from '@/lib/http/methods';
 import { RETRY_AFTER_SECONDS } from '@/lib/http/payment-response';
 import { preferredWaitSeconds, waitApplied } from '@/lib/http/prefer';
-import { crashFaultsIn, isExposed, isPresenter, presenterOnly } from '@/lib/http/presenter';
+import { isExposed, isPresenter, presenterOnly, sharedFaultsIn } from '@/lib/http/presenter';
 import { json, problem, say, withProblems } from '@/lib/http/problem';
 import { limitRate, rateKeyOf } from '@/lib/http/rate-limit';
 import { refuseCrossSite } from '@/lib/http/same-origin';
@@ -43,7 +43,7 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   if (limited) return limited;
   const body = await readJsonBody(request, CreateOrderSchema, { allowEmpty: true });
   if (!body.ok) return body.response;
-  if (isExposed() && crashFaultsIn(body.value.lab) && !isPresenter(request)) {
+  if (isExposed() && sharedFaultsIn(body.value.lab) && !isPresenter(request)) {
     return presenterOnly('stopTheApp');
   }
   if (body.value.lab && !env().LAB_ENABLED) {

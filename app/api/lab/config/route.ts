@@ -3,7 +3,7 @@ import { readJsonBody } from '@/lib/http/body';
 import { callerOf, sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
-import { crashFaultsIn, isExposed, isPresenter, presenterOnly } from '@/lib/http/presenter';
+import { isExposed, isPresenter, presenterOnly, sharedFaultsIn } from '@/lib/http/presenter';
 import { json, problem, say, withProblems } from '@/lib/http/problem';
 import { refuseCrossSite } from '@/lib/http/same-origin';
 import { LabSettingsPatchSchema } from '@/lib/lab/settings';
@@ -55,7 +55,7 @@ export const PUT = withProblems(async (request: NextRequest): Promise<Response> 
   if (!session && !isPresenter(request)) return presenterOnly('changeGlobalLab');
   const body = await readJsonBody(request, LabSettingsPatchSchema);
   if (!body.ok) return body.response;
-  if (isExposed() && crashFaultsIn(body.value) && !isPresenter(request)) {
+  if (isExposed() && sharedFaultsIn(body.value) && !isPresenter(request)) {
     return presenterOnly('stopTheApp');
   }
   const settings = session ? await updateMyLabSettings(session, body.value) : await updateLabSettings(body.value);
