@@ -1,6 +1,8 @@
 import 'server-only';
-// The presenter's view of a workshop room, read from the shared timeline: who is active, and which orders
-// were charged more than once, under which switches (each lane says which defences it ran with).
+// The presenter's view of a workshop room: who is active (from the room's timeline), and which orders were
+// charged more than once (from the bank's statement: the timeline keeps only its newest 1,000 entries, which
+// anyone can fill), under which switches (each lane says which defences it ran with, while it is still there).
+import { getDb } from '../db.ts';
 import { readTimeline, type StoredTimelineEvent } from './timeline.ts';
 
 export type RoomSummary = {
@@ -12,10 +14,13 @@ export type RoomSummary = {
   doubleCharges: Array<{ orderNo: string; charges: number; defences: string[]; at: number }>;
 };
 
-export function summarizeRoom(events: StoredTimelineEvent[]): RoomSummary {
+type Charged = Map<string, { charges: number; defences: Set<string>; at: number }>;
+
+/** The attendees and requests on the timeline, and each charged order's charges there and their defences. */
+function readLanes(events: StoredTimelineEvent[]): { attendees: Set<string>; requests: Set<string>; charged: Charged } {
   const attendees = new Set<string>();
   const requests = new Set<string>();
-  const charged = new Map<string, { charges: number; defences: Set<string>; at: number }>();
+  const charged: Charged = new Map();
   const defencesOf = new Map<string, string>();
   for (const event of events) {
     if (event.step === 'request' && event.decision === 'received') {
@@ -33,13 +38,36 @@ export function summarizeRoom(events: StoredTimelineEvent[]): RoomSummary {
       charged.set(event.orderNo, order);
     }
   }
-  const doubleCharges = [...charged.entries()]
-    .filter(([, order]) => order.charges > 1)
-    .map(([orderNo, order]) => ({ orderNo, charges: order.charges, defences: [...order.defences], at: order.at }))
-    .sort((a, b) => b.at - a.at);
-  return { attendees: attendees.size, requests: requests.size, doubleCharges };
+  return { attendees, requests, charged };
+}
+
+/** How far back, and how many, the room lists the orders the bank charged more than once. */
+const DOUBLE_CHARGES_SINCE_HOURS = 24;
+const MOST_DOUBLE_CHARGES = 100;
+
+/** The orders the bank charged more than once in the last day, newest first (the statement's index on its time). */
+async function doubleChargedOrders(): Promise<Array<{ orderNo: string; charges: number; at: number }>> {
+  const rows = await getDb().$queryRaw<Array<{ order_no: string; charges: number; at: Date }>>`
+    SELECT merchant_ref AS order_no, count(*)::int AS charges, max(created_at) AS at
+    FROM bank_charges
+    WHERE created_at > now() - make_interval(hours => ${DOUBLE_CHARGES_SINCE_HOURS})
+    GROUP BY merchant_ref
+    HAVING count(*) > 1
+    ORDER BY max(created_at) DESC
+    LIMIT ${MOST_DOUBLE_CHARGES}`;
+  return rows.map((row) => ({ orderNo: row.order_no, charges: row.charges, at: row.at.getTime() }));
 }
 
 export async function readRoom(): Promise<RoomSummary> {
-  return summarizeRoom(await readTimeline(undefined, 1_000));
+  const [events, charged] = await Promise.all([readTimeline(undefined, 1_000), doubleChargedOrders()]);
+  const { attendees, requests, charged: onTimeline } = readLanes(events);
+  return {
+    attendees: attendees.size,
+    requests: requests.size,
+    // The defences of the lanes still on the timeline (none once they have gone: "unknown").
+    doubleCharges: charged.map((order) => ({
+      ...order,
+      defences: [...(onTimeline.get(order.orderNo)?.defences ?? [])],
+    })),
+  };
 }
