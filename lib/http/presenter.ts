@@ -21,10 +21,14 @@ export function presenterToken(secret: string): string {
   return createHash('sha256').update(`presenter:${secret}`).digest('base64url');
 }
 
-function same(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+/**
+ * Whether a given secret (or token) is the expected one, in time that depends on neither: their digests are
+ * compared, which have one length (timingSafeEqual needs equal lengths; returning early on a length mismatch
+ * told a guesser the secret's length).
+ */
+export function same(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(given), digest(expected));
 }
 
 /** Whether this request may act for the room. */

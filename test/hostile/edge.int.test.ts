@@ -420,6 +420,52 @@ describe('every 500 an outsider could reach is a 4xx problem', () => {
     expect(await rowCounts(databaseUrl)).toEqual(before);
   });
 
+  it('TRACE, which Next.js answered with a bare 500: 405 with the target’s Allow and a problem', async () => {
+    const host = `127.0.0.1:${APP_PORT}`;
+    // TRACK never reaches the app: Node's HTTP parser refuses it with a 400.
+    expect((await rawRequest({ method: 'TRACK', path: '/', headers: { host } })).status).toBe(400);
+    for (const method of ['TRACE']) {
+      for (const [path, allow] of [
+        ['/', 'GET, HEAD, POST, OPTIONS'],
+        ['/lab', 'GET, HEAD, POST, OPTIONS'],
+        [`/checkout/${orderNo}`, 'GET, HEAD, POST, OPTIONS'],
+        ['/api/orders', 'POST, OPTIONS'],
+        [`/api/orders/${orderNo}`, 'GET, HEAD, OPTIONS'],
+        ['/api/payments', 'POST, OPTIONS'],
+        ['/api/lab/timeline', 'GET, HEAD, POST, DELETE, OPTIONS'],
+      ] as const) {
+        const answer = await rawRequest({ method, path, headers: { host } });
+        expect(expectProblem(answer, 405).type, `${method} ${path}`).toBe('/problems/method-not-allowed');
+        expect(answer.headers.get('allow'), `${method} ${path}`).toBe(allow);
+      }
+    }
+  });
+
+  it('a form’s server action called with arguments of another shape: an answer, never a 5xx, nothing written', async () => {
+    // The actions' ids, as the build names them (what a page's forms carry, encoded).
+    const manifest = JSON.parse(
+      await readFile(new URL('../../.next/server/server-reference-manifest.json', import.meta.url), 'utf8'),
+    ) as { node: Record<string, { exportedName: string }> };
+    const idOf = (name: string) => Object.entries(manifest.node).find(([, entry]) => entry.exportedName === name)?.[0];
+    const before = await rowCounts(databaseUrl);
+    for (const [name, path] of [
+      ['payOrder', `/checkout/${orderNo}`],
+      ['signInPresenter', '/lab/room'],
+    ] as const) {
+      const id = idOf(name);
+      expect(id, name).toBeDefined();
+      for (const body of ['[]', '[{},"x"]', '{"a":1}', '[null,null]', '[{},{}]']) {
+        const answer = await send(`${running().url}${path}`, {
+          method: 'POST',
+          headers: { 'next-action': id ?? '', origin: running().url, 'content-type': 'text/plain;charset=UTF-8' },
+          body,
+        });
+        expect(answer.status, `${name} ${body}`).toBeLessThan(500);
+      }
+    }
+    expect(await rowCounts(databaseUrl)).toEqual(before);
+  });
+
   const ROUTES: Array<{ path: string; allow: string[] }> = [
     { path: '/api/health', allow: ['GET', 'HEAD'] },
     { path: '/api/orders', allow: ['POST'] },

@@ -37,6 +37,8 @@ const DROPPED_ANSWER_HELD_MS = 60_000;
 const field = (formData: FormData, name: string) => formData.get(name) ?? undefined;
 
 export async function payOrder(_previous: PayState, formData: FormData): Promise<PayState> {
+  // Anyone may post an action with arguments of any shape (`[]`, `{"a":1}`): only a form is ours.
+  if (!(formData instanceof FormData)) return { status: 'invalid', reason: 'form' };
   const parsed = PayFormSchema.safeParse({
     orderNo: formData.get('orderNo'),
     token: formData.get('token') ?? '',
