@@ -1,7 +1,7 @@
 // The presenter's room against the real PostgreSQL and Redis: a double charge stays listed however much the
 // room's timeline is written to since.
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { clickOf } from '../../test/timeline.ts';
 import { getDb } from '../db.ts';
 import { createOrder } from '../payments/orders.ts';
 import { readRoom } from './room.ts';
@@ -16,17 +16,7 @@ describe('the room', () => {
       data: [1, 2].map((n) => ({ id: `ch_room_${n}_${orderNo}`, merchantRef: orderNo, amountCents: 4_200 })),
     });
     for (let i = 0; i < 1_100; i += 1) {
-      await publishTimelineEvent({
-        requestId: randomUUID(),
-        orderNo: `NOISE-${i}`,
-        channel: 'browser',
-        instance: 'test',
-        step: 'pendingUi',
-        decision: 'stopped',
-        durationMs: 0,
-        at: Date.now(),
-        viewers: ['noisy'],
-      });
+      await publishTimelineEvent(clickOf('noisy', `NOISE-${i}`));
     }
     const room = await readRoom();
     expect(room.doubleCharges.find((order) => order.orderNo === orderNo)).toMatchObject({ charges: 2, defences: [] });

@@ -1,23 +1,10 @@
 // The lab's timeline in the real Redis: each attendee's lab reads its own lanes, whatever the room writes.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { clickOf } from '../../test/timeline.ts';
 import { getRedis } from '../redis.ts';
 import { publishTimelineEvent, readTimeline } from './timeline.ts';
 import type { TimelineEvent } from './timeline-event.ts';
-
-function clickOf(viewer: string, orderNo: string): TimelineEvent {
-  return {
-    requestId: randomUUID(),
-    orderNo,
-    channel: 'browser',
-    instance: 'test',
-    step: 'pendingUi',
-    decision: 'stopped',
-    durationMs: 0,
-    at: Date.now(),
-    viewers: [viewer],
-  };
-}
 
 /** The orders of the lanes read (what concerns everyone, such as a change of Redis server, left out). */
 const orderNosOf = (events: TimelineEvent[]) =>
