@@ -2,9 +2,10 @@
 export async function register(): Promise<void> {
   // NEXT_RUNTIME is Next's own flag (not configuration): the reconciler needs Node, not the edge runtime.
   if (process.env.NEXT_RUNTIME !== 'nodejs') return;
-  // TRACE and TRACK: Next.js answers them with a bare 500 before anything of ours runs (lib/http/forbidden-methods.ts).
-  const { refuseForbiddenMethods } = await import('./lib/http/forbidden-methods');
-  refuseForbiddenMethods();
+  // Each request's peer address, and TRACE and TRACK, which Next.js answers with a bare 500 before anything of
+  // ours runs (lib/http/node-server.ts).
+  const { guardNodeServer } = await import('./lib/http/node-server');
+  guardNodeServer();
   const { env } = await import('./lib/env');
   env(); // an invalid configuration stops the server here, naming the variable
   const { sessionSecret } = await import('./lib/session-secret');

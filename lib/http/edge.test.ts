@@ -110,7 +110,7 @@ describe('malformedActionBody', () => {
     expect(await malformedActionBody(multipart, form('XyZ', [['$ACTION_ID_ab', '']]), false)).toBe(undefined);
   });
 
-  it('names a broken form, a form without arguments, and arguments that are not JSON', async () => {
+  it('names a broken form, a form without arguments, and arguments that are not a JSON list', async () => {
     expect(await malformedActionBody(multipart, new TextEncoder().encode('garbage'), true)).toMatch(/multipart/);
     expect(await malformedActionBody('multipart/form-data', form('XyZ', [['0', '[]']]), true)).toMatch(/multipart/);
     expect(await malformedActionBody(multipart, form('xyz', [['0', '[]']]), true)).toMatch(/multipart/); // boundary case
@@ -118,6 +118,19 @@ describe('malformedActionBody', () => {
     expect(await malformedActionBody(multipart, form('XyZ', [['0', 'garbage']]), true)).toMatch(/JSON/);
     expect(await malformedActionBody('text/plain', new TextEncoder().encode('garbage{'), true)).toMatch(/JSON/);
     expect(await malformedActionBody('text/plain', new Uint8Array(), true)).toMatch(/JSON/);
+    // JSON, but not the list of arguments Next.js's client sends: `null` was a 500 from payOrder (issue 28).
+    for (const body of ['null', '{"a":1}', '7', '"x"', 'true']) {
+      expect(await malformedActionBody('text/plain', new TextEncoder().encode(body), true), body).toMatch(/not a list/);
+    }
+    expect(await malformedActionBody(multipart, form('XyZ', [['0', '{}']]), true)).toMatch(/not a list/);
+    // A list, but with references React cannot resolve: `[["$"]]` was a 500 from payOrder.
+    for (const body of ['[["$"]]', '["$@1"]', '[{"a":"$h1"}]', '["$nx"]', '["$Q1"]', '["$1"]']) {
+      expect(await malformedActionBody('text/plain', new TextEncoder().encode(body), true), body).toMatch(/reference/);
+    }
+    // What this site's forms do send: a form's fields, escaped dollars, the spellings of special values.
+    for (const body of ['[{"status":"idle"},"$K1"]', '["$$5 off"]', '["$undefined","$-0","$NaN","$D2026-12-03"]']) {
+      expect(await malformedActionBody('text/plain', new TextEncoder().encode(body), true), body).toBeUndefined();
+    }
     expect(await malformedActionBody(multipart, new TextEncoder().encode('garbage'), false)).toMatch(/multipart/);
     expect(await malformedActionBody(multipart, form('XyZ', [['name', 'value']]), false)).toMatch(/names no action/);
   });

@@ -114,7 +114,7 @@ export async function readAtMost(
 /**
  * Why a server action's body is not one Next.js's client sends, or undefined when it is well-formed: a
  * multipart body must parse, and a fetch action's arguments (field "0" of a form, or the whole text body)
- * must be JSON. Next.js would otherwise fail on it inside the action handler (a 500, or an error row).
+ * must be a JSON list. Next.js would otherwise fail on it inside the action handler (a 500, or an error row).
  */
 export async function malformedActionBody(
   contentType: string,
@@ -145,10 +145,31 @@ export async function malformedActionBody(
     if (!fetchAction) return undefined;
     root = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
   }
+  let args: unknown;
   try {
-    JSON.parse(root);
-    return undefined;
+    args = JSON.parse(root);
   } catch {
     return 'The action’s arguments are not JSON.';
   }
+  // Next.js's client sends the arguments as a list; anything else (`null`, `{"a":1}`, `7`) fails in its handler.
+  if (!Array.isArray(args)) return 'The action’s arguments are not a list.';
+  return referencesOnlyForms(args) ? undefined : 'The action’s arguments hold a reference this site never sends.';
+}
+
+/**
+ * React reads a string that starts with "$" in an action's arguments as a reference: to a promise, another
+ * field, a server function, a BigInt. One it cannot resolve (`"$"`, `"$@9"`, `"$nx"`) fails inside Next.js's
+ * handler (a 500) or waits for ever. This site's forms send only these: an escaped "$" ("$$…"), a form's
+ * fields ("$K1"), and the spellings of undefined, -0, NaN, the infinities, a date and a BigInt.
+ */
+const SENT_BY_THIS_SITE = /^\$(?:\$|D|K[0-9a-f]{1,8}$|undefined$|-0$|NaN$|-?Infinity$|n-?\d{1,40}$)/;
+
+function referencesOnlyForms(value: unknown, depth = 0): boolean {
+  if (depth > 64) return false;
+  if (typeof value === 'string') return !value.startsWith('$') || SENT_BY_THIS_SITE.test(value);
+  if (Array.isArray(value)) return value.every((item) => referencesOnlyForms(item, depth + 1));
+  if (value !== null && typeof value === 'object') {
+    return Object.values(value).every((item) => referencesOnlyForms(item, depth + 1));
+  }
+  return true;
 }

@@ -4,7 +4,6 @@
 // keep it from being framed, sniffed or run as script; and a Host the app does not serve is refused.
 
 import { readFile } from 'node:fs/promises';
-import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signSessionId, verifySessionCookie } from '../../lib/session.ts';
@@ -12,13 +11,14 @@ import {
   type Answer,
   type App,
   createOrder,
-  expectNoLeak,
   expectProblem,
   hostilePort,
   ownDatabase,
+  type RawRequest,
   rowCounts,
   SESSION_SECRET,
   send,
+  sendRaw,
   startTestApp,
 } from './harness.ts';
 
@@ -74,35 +74,7 @@ function setCookie(answer: Answer, name: string): { value: string; attributes: s
 }
 
 /** A request over node:http, which sends the Host header it is given (fetch always sends its own). */
-function rawRequest(options: { method?: string; path: string; headers: Record<string, string>; body?: string }) {
-  return new Promise<Answer>((resolve, reject) => {
-    const request = http.request(
-      {
-        host: '127.0.0.1',
-        port: APP_PORT,
-        method: options.method ?? 'GET',
-        path: options.path,
-        headers: options.headers,
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          const headers = new Headers();
-          for (const [name, value] of Object.entries(response.headers)) {
-            for (const one of [value ?? []].flat()) headers.append(name, one);
-          }
-          expectNoLeak(`${options.method ?? 'GET'} ${options.path} → ${response.statusCode}`, headers, text);
-          resolve({ status: response.statusCode ?? 0, headers, text, json: () => JSON.parse(text) });
-        });
-      },
-    );
-    request.on('error', reject);
-    request.setTimeout(30_000, () => request.destroy(new Error('timed out')));
-    request.end(options.body);
-  });
-}
+const rawRequest = (options: RawRequest) => sendRaw(APP_PORT, options);
 
 describe('sessions cannot be chosen', () => {
   const forged = () => {

@@ -3,6 +3,8 @@
 // malformed and oversized headers and bodies). Each answer must be a 4xx problem (a 200 carrying an error
 // state, for the server action), never a 5xx, never a stack trace; and no row may be written. The app runs
 // on a database of its own, so the row counts before and after are this file's alone.
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
 import { chromium } from '@playwright/test';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
@@ -18,6 +20,7 @@ import {
   rowCounts,
   SESSION_SECRET,
   send,
+  sendRaw,
   startTestApp,
   until,
 } from './harness.ts';
@@ -301,6 +304,108 @@ describe('a method a route does not take', () => {
             [...(ROUTES[path] ?? []), 'OPTIONS'].join(', '),
           );
           if (method !== 'HEAD') expectRefused(answer, `${method} ${path}`);
+        },
+      ),
+    );
+  });
+});
+
+describe('any method Node.js parses, on any page or route (TRACE and CONNECT among them)', () => {
+  // What each target takes (a page: GET, HEAD and its forms' POST; a route: its own, and OPTIONS). Next.js
+  // answered TRACE with a bare 500, rendered a page for PUT or PROPFIND, and CONNECT was never answered.
+  const TARGETS: Record<string, string[]> = {
+    '/': ['GET', 'HEAD', 'POST'],
+    '/lab': ['GET', 'HEAD', 'POST'],
+    '/lab/room': ['GET', 'HEAD', 'POST'],
+    '/api/docs': ['GET', 'HEAD', 'POST'],
+    '/checkout/ord_0000000000000000': ['GET', 'HEAD', 'POST'],
+    '/api/orders': ['POST', 'OPTIONS'],
+    '/api/payments': ['POST', 'OPTIONS'],
+    '/api/lab/timeline': ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
+  };
+  // PRI is HTTP/2's preface, not a method of a request.
+  const anyMethod = fc.constantFrom(...http.METHODS.filter((method) => method !== 'PRI'));
+
+  it('is never a 5xx; one the target does not take is 405 with Allow and a problem, and changes nothing', async () => {
+    await expectNothingWritten(() =>
+      property<[string, string]>(
+        // Not the methods a target takes: POST /api/orders with no body makes an order, as it should.
+        fc
+          .tuple(fc.constantFrom(...Object.keys(TARGETS)), anyMethod)
+          .filter(([path, method]) => !TARGETS[path]?.includes(method)),
+        async ([path, method]) => {
+          const answer = await sendRaw(APP_PORT, { method, path, headers: { host: `127.0.0.1:${APP_PORT}` } });
+          const what = `${method} ${path} → ${answer.status}`;
+          expect(answer.status, what).toBeLessThan(500);
+          if (method === 'OPTIONS') {
+            expect(answer.status, what).toBe(204);
+          } else {
+            expect(answer.status, what).toBe(405);
+            if (method !== 'HEAD') expectRefused(answer, what);
+          }
+          expect(answer.headers.get('allow'), what).toMatch(/^[A-Z, ]+OPTIONS$/);
+        },
+        {
+          numRuns: 120,
+          examples: [
+            ['/', 'TRACE'],
+            ['/api/orders', 'CONNECT'],
+            ['/lab', 'PROPFIND'],
+            ['/', 'PUT'],
+          ],
+        },
+      ),
+    );
+  });
+});
+
+describe('the forms’ server actions, called with arguments of any shape', () => {
+  it('answer with an error state or a 4xx, never a 5xx, and write nothing', async () => {
+    const manifest = JSON.parse(
+      await readFile(new URL('../../.next/server/server-reference-manifest.json', import.meta.url), 'utf8'),
+    ) as { node: Record<string, { exportedName: string }> };
+    const idOf = (name: string) => Object.entries(manifest.node).find(([, entry]) => entry.exportedName === name)?.[0];
+    // startCheckout takes no arguments and makes an order whatever they are: not here (it writes by design).
+    const actions = [
+      [idOf('payOrder'), `/checkout/${orderNo}`],
+      [idOf('signInPresenter'), '/lab/room'],
+      [idOf('signOutPresenter'), '/lab/room'],
+    ] as const;
+    for (const [id] of actions) expect(id).toBeDefined();
+    const page = await send(`${running().url}/`);
+    const cookie = (page.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
+    await expectNothingWritten(() =>
+      property(
+        fc.tuple(
+          fc.constantFrom(...actions),
+          fc.oneof(
+            fc.json(),
+            fc.jsonValue().map((value) => JSON.stringify([value])),
+          ),
+        ),
+        async ([[id, path], body]) => {
+          const answer = await send(`${running().url}${path}`, {
+            method: 'POST',
+            headers: {
+              'next-action': id ?? '',
+              origin: running().url,
+              'content-type': 'text/plain;charset=UTF-8',
+              cookie,
+            },
+            body,
+          });
+          expect(
+            answer.status,
+            `${path} ${body.slice(0, 200)} → ${answer.status} ${answer.text.slice(0, 300)}`,
+          ).toBeLessThan(500);
+        },
+        {
+          examples: [
+            [actions[0], '[]'],
+            [actions[0], '{"a":1}'],
+            [actions[1], '[{},"x"]'],
+            [actions[2], '[null,null]'],
+          ],
         },
       ),
     );

@@ -2,6 +2,7 @@
 // its own so that its reconciler and their row counts see nobody else's orders), the servers they stop
 // and start, and the one check every response of the hostile run must pass: no stack trace, no secret.
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { DEFAULT_LAB_SETTINGS, type Layers } from '../../lib/lab/settings.ts';
@@ -117,6 +118,43 @@ export function expectNoLeak(what: string, headers: Headers, text: string): void
   if (credentials) expect(all.includes(credentials), `${what}: carries the database password`).toBe(false);
   expect(all.includes(ROOT), `${what}: carries a path on the server's disk`).toBe(false);
   expect(STACK_TRACE.test(text), `${what}: carries a stack trace:\n${text.slice(0, 2_000)}`).toBe(false);
+}
+
+export type RawRequest = { method?: string; path: string; headers: Record<string, string>; body?: string };
+
+/**
+ * A request over node:http, which sends the Host header and the method it is given (fetch sends its own Host,
+ * and refuses TRACE and CONNECT). CONNECT's answer comes as Node's `connect` event: read the same way.
+ */
+export function sendRaw(port: number, options: RawRequest): Promise<Answer> {
+  const method = options.method ?? 'GET';
+  return new Promise<Answer>((resolve, reject) => {
+    const answer = (status: number, rawHeaders: http.IncomingHttpHeaders, text: string) => {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(rawHeaders)) {
+        for (const one of [value ?? []].flat()) headers.append(name, one);
+      }
+      expectNoLeak(`${method} ${options.path} → ${status}`, headers, text);
+      resolve({ status, headers, text, json: () => JSON.parse(text) });
+    };
+    const request = http.request(
+      { host: '127.0.0.1', port, method, path: options.path, headers: options.headers },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => answer(response.statusCode ?? 0, response.headers, Buffer.concat(chunks).toString()));
+      },
+    );
+    request.on('connect', (response, socket, head) => {
+      const chunks: Buffer[] = [head];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('end', () => answer(response.statusCode ?? 0, response.headers, Buffer.concat(chunks).toString()));
+      socket.on('error', reject);
+    });
+    request.on('error', reject);
+    request.setTimeout(30_000, () => request.destroy(new Error('timed out')));
+    request.end(options.body);
+  });
 }
 
 /** An RFC 9457 problem: its status, its content type, and (for the tests' messages) its body. */
