@@ -34,15 +34,25 @@ export function guideBlock(tag: string): GuideBlock {
 export const SETUP_COMMANDS: Record<string, string> = {
   'npm install && npm run demo': 'scripts/demo.int.test.ts starts the demo as this command does',
   'export APP=http://localhost:3000': 'e2e/workshop-guide.spec.ts: the demo’s address, and the blocks run with APP set',
+  'export ME=attendee-$RANDOM$RANDOM':
+    'e2e/workshop-guide.spec.ts: the blocks run with ME set to a name of their own, and the lab shows its lanes at ?client=',
 };
 
-/** Runs a block with bash, as an attendee would paste it, with APP pointing at `app`. Resolves with its output. */
-export function runGuideBlock(block: GuideBlock, app: string, timeoutMs = 60_000): Promise<string> {
+/**
+ * Runs a block with bash, as an attendee would paste it, with APP pointing at `app` and ME the attendee's name
+ * (`me`, by default one of this run's own). Resolves with its output.
+ */
+export function runGuideBlock(
+  block: GuideBlock,
+  app: string,
+  timeoutMs = 60_000,
+  me = `attendee-${process.pid}-${Date.now().toString(36)}`,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
       'bash',
       ['-euo', 'pipefail', '-c', block.code],
-      { env: { ...process.env, APP: app }, timeout: timeoutMs, encoding: 'utf8' },
+      { env: { ...process.env, APP: app, ME: me }, timeout: timeoutMs, encoding: 'utf8' },
       (error, stdout, stderr) => {
         if (error)
           reject(new Error(`the guide's block at line ${block.line} failed: ${error.message}\n${stdout}${stderr}`));

@@ -6,8 +6,10 @@ import { guideBlock, runGuideBlock, runsOf } from './guide';
 
 test('@guide exercise 7: a client that gives up after 0.5 s and retries, with every layer on and with layers 2-5 off', async ({
   baseURL,
+  page,
 }) => {
-  const output = await runGuideBlock(guideBlock('exercise-7'), baseURL ?? '');
+  const me = `attendee-${test.info().workerIndex}-${Date.now().toString(36)}`;
+  const output = await runGuideBlock(guideBlock('exercise-7'), baseURL ?? '', 60_000, me);
   const [allOn = '', serverLayersOff = ''] = runsOf(output);
   // Every layer on: the first attempt is not answered in time; later ones are told to wait, or get its answer.
   const attempts = attemptsOf(allOn);
@@ -28,6 +30,17 @@ test('@guide exercise 7: a client that gives up after 0.5 s and retries, with ev
   expect(serverLayersOff.match(/no answer within 0\.5 s/g)).toHaveLength(4);
   expect(serverLayersOff).not.toMatch(/^HTTP/m);
   expect(serverLayersOff).toMatch(/^4 charge\(s\)$/m);
+  // Where the guide says the commands' lanes are: the lab at ?client=$ME, the two orders' eight attempts at
+  // least (their receipts' lanes too); in this browser's own lab, none of them.
+  await page.goto(`/lab?client=${me}`);
+  await expect(page.getByTestId('timeline-client')).toContainText(me);
+  const lanes = page.locator('li.lane[data-request-id]');
+  await expect.poll(() => lanes.count()).toBeGreaterThanOrEqual(8);
+  const orders = await lanes.evaluateAll((items) => [...new Set(items.map((item) => item.dataset.orderNo ?? ''))]);
+  expect(orders).toHaveLength(2);
+  await page.goto('/lab');
+  await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+  for (const orderNo of orders) await expect(page.locator(`li.lane[data-order-no="${orderNo}"]`)).toHaveCount(0);
 });
 
 /** A run's attempts in order, each as it printed: "attempt N: no answer …", or its status line and headers. */

@@ -23,6 +23,8 @@ type Props = {
   initialExercise?: string;
   /** `?order=ord_…`: the timeline's order filter. */
   initialOrder?: string;
+  /** `?client=<id>`: the timeline shows that X-Client-Id's lanes (the guide's commands) instead of this browser's. */
+  client?: string;
 };
 
 /** An exercise's title in the reader's language (lab.exercises.<id>), else the list's English one. */
@@ -33,7 +35,7 @@ function useExerciseTitle() {
 }
 
 export function LabConsole(props: Props) {
-  const { initialEvents, scope = 'mine', initialOrder } = props;
+  const { initialEvents, scope = 'mine', initialOrder, client } = props;
   const lab = useLabSettings(props.initialSettings, scope === 'room');
   // Until React has hydrated the page, a click would flip a box that React then flips back: keep them disabled.
   const [hydrated, setHydrated] = useState(false);
@@ -51,7 +53,7 @@ export function LabConsole(props: Props) {
           <ClaimsGroup lab={lab} hydrated={hydrated} />
           <GatewayGroup lab={lab} hydrated={hydrated} />
         </section>
-        <Timeline initialEvents={initialEvents} scope={scope} initialFilter={initialOrder} />
+        <Timeline initialEvents={initialEvents} scope={scope} initialFilter={initialOrder} client={client} />
       </div>
     </div>
   );

@@ -7,7 +7,7 @@ import { sessionIdOf } from '@/lib/http/session-cookie';
 import { getLabSettingsFor } from '@/lib/lab/settings-store';
 import { readTimeline, viewerOf } from '@/lib/lab/timeline';
 import { BANK_SETTLEMENT_WINDOW_MS, BANK_TIMEOUT_MS } from '@/lib/payments/bank';
-import { sessionScope } from '@/lib/session';
+import { ClientIdSchema, clientScope, sessionScope } from '@/lib/session';
 import { LabConsole } from './lab-console';
 
 export async function generateMetadata(): Promise<Metadata> {
@@ -23,7 +23,7 @@ function param(value: string | string[] | undefined): string | undefined {
 
 /**
  * `?exercise=3` offers exercise 3's preset (the guide and /scenarios link here); loading the page never
- * applies it. `?order=ord_…` shows that order's lanes.
+ * applies it. `?order=ord_…` shows that order's lanes; `?client=<id>` the lanes of an X-Client-Id's requests.
  */
 export default async function LabPage({ searchParams }: PageProps<'/lab'>) {
   if (!env().LAB_ENABLED) notFound();
@@ -32,9 +32,12 @@ export default async function LabPage({ searchParams }: PageProps<'/lab'>) {
   const t = await getTranslations('lab');
   const session = sessionIdOf(await cookies(), await headers());
   const me = session ? sessionScope(session) : undefined;
+  // `?client=<id>`: the lanes of the guide's commands, sent as X-Client-Id <id> ($ME), instead of this browser's.
+  const client = ClientIdSchema.safeParse([query.client].flat()[0]).data;
+  const viewer = client !== undefined ? clientScope(client) : me;
   const [settings, events] = await Promise.all([
     getLabSettingsFor(me),
-    readTimeline(undefined, 200, me ? viewerOf(me) : undefined),
+    readTimeline(undefined, 200, viewer ? viewerOf(viewer) : undefined),
   ]);
   return (
     <LabConsole
@@ -45,6 +48,7 @@ export default async function LabPage({ searchParams }: PageProps<'/lab'>) {
       settlementWindowMs={BANK_SETTLEMENT_WINDOW_MS}
       initialExercise={param(query.exercise)}
       initialOrder={param(query.order)}
+      client={client}
     />
   );
 }

@@ -25,10 +25,13 @@ export function Timeline({
   initialEvents,
   scope,
   initialFilter = '',
+  client,
 }: {
   initialEvents: StoredEvent[];
   scope: 'mine' | 'room';
   initialFilter?: string;
+  /** An X-Client-Id whose lanes to show instead of this browser's (`/lab?client=<id>`). */
+  client?: string;
 }) {
   const t = useTranslations('lab.timeline');
   const [events, setEvents] = useState<StoredEvent[]>(initialEvents);
@@ -36,7 +39,7 @@ export function Timeline({
   const lastId = useRef(initialEvents.at(-1)?.streamId);
 
   useEvery(700, async () => {
-    const query = new URLSearchParams(scope === 'room' ? { scope: 'room' } : {});
+    const query = new URLSearchParams(scope === 'room' ? { scope: 'room' } : client ? { client } : {});
     if (lastId.current) query.set('after', lastId.current);
     const response = await fetch(`/api/lab/timeline?${query}`, { cache: 'no-store' });
     if (!response.ok) return;
@@ -61,6 +64,11 @@ export function Timeline({
   return (
     <section className={`${styles.panel} ${styles.timeline}`} aria-labelledby="timeline-title">
       <TimelineHead filter={filter} onFilter={setFilter} onClear={clear} />
+      {client ? (
+        <p className="small" data-testid="timeline-client">
+          {t.rich('ofClient', { client, code: (chunks) => <code>{chunks}</code> })}
+        </p>
+      ) : null}
       <div className={styles.laneScroll}>
         {lanes.length === 0 ? (
           <p className={styles.empty}>{filter ? t('noneForOrder', { order: filter }) : t('none')}</p>

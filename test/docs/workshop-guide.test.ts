@@ -55,6 +55,18 @@ describe('docs/workshop.md', () => {
     }
   });
 
+  it('has every command call as the attendee’s own name, $ME, set once at the top (issue 28, finding 4)', () => {
+    // With one fixed name ('shop'), a room's attendees shared one rate limit and read and paid each other's orders.
+    for (const file of [GUIDE_PATH, GUIDE_PATH.replace(/\.md$/, '.zh-CN.md')]) {
+      const text = readFileSync(file, 'utf8');
+      const named = [...text.matchAll(/X-Client-Id: ([^'"\s]+)/g)].map((match) => match[1]);
+      expect(named.length, file).toBeGreaterThan(0);
+      expect(new Set(named), file).toEqual(new Set(['$ME']));
+      expect(text, file).toMatch(/^export ME=/m);
+      expect(text, file).toContain('/lab?client=$ME');
+    }
+  });
+
   it('tags each exercise block once, and names the exercises it belongs to', () => {
     const tags = guideBlocks(guide).flatMap((block) => (block.tag ? [block.tag] : []));
     expect(tags).toEqual(['exercise-7', 'exercise-10']);

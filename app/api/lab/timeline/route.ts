@@ -4,13 +4,15 @@ import { readJsonBody } from '@/lib/http/body';
 import { sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
-import { isPresenter, presenterOnly } from '@/lib/http/presenter';
+import { presenterOnly } from '@/lib/http/presenter';
+import { isPresenter } from '@/lib/http/presenter-session';
 import { json, problem, say, validationProblem, withProblems } from '@/lib/http/problem';
 import { limitRate } from '@/lib/http/rate-limit';
 import { refuseCrossSite } from '@/lib/http/same-origin';
 import { BrowserEventSchema } from '@/lib/lab/browser-event';
 import { recordSwallowedClick } from '@/lib/lab/swallowed-click';
 import { clearTimeline, readTimeline, viewerOf } from '@/lib/lab/timeline';
+import { ClientIdSchema, clientScope } from '@/lib/session';
 
 const MAX_U64 = 2n ** 64n - 1n;
 
@@ -28,27 +30,35 @@ const StreamIdSchema = z.string().refine(
   { message: 'must be a stream id below the largest one' },
 );
 
-const QuerySchema = z.object({ after: StreamIdSchema.optional() });
+const QuerySchema = z.object({ after: StreamIdSchema.optional(), client: ClientIdSchema.optional() });
 
 /**
  * The lab's timeline, polled by every open lab tab: `?after=<id>` returns only what is new. A browser session
- * sees its own lanes (its requests, and those on its orders); `?scope=room`, or any other caller, sees
- * everyone's: the presenter's view when the app is exposed.
+ * sees its own lanes (its requests, and those on its orders); `?client=<id>`, those of an X-Client-Id;
+ * `?scope=room`, or any other caller, sees everyone's: the presenter's view when the app is exposed.
  */
 export const GET = withProblems(async (request: NextRequest): Promise<Response> => {
   const disabled = labDisabled();
   if (disabled) return disabled;
-  const query = QuerySchema.safeParse({ after: request.nextUrl.searchParams.get('after') ?? undefined });
+  const params = request.nextUrl.searchParams;
+  const query = QuerySchema.safeParse({
+    after: params.get('after') ?? undefined,
+    client: params.get('client') ?? undefined,
+  });
   if (!query.success) return validationProblem(query.error);
-  const session = request.nextUrl.searchParams.get('scope') === 'room' ? undefined : sessionCallerOf(request);
-  if (!session && !isPresenter(request)) return presenterOnly('readEveryonesTimeline');
-  return json({ events: await readTimeline(query.data.after, 200, session ? viewerOf(session) : undefined) });
+  // `?client=<id>`: the lanes of the commands an attendee runs as X-Client-Id <id> (the guide's $ME), which
+  // anyone naming that id may read, as they may read its orders (lib/session.ts: the id is taken at its word).
+  const { after, client } = query.data;
+  if (client !== undefined) return json({ events: await readTimeline(after, 200, viewerOf(clientScope(client))) });
+  const session = params.get('scope') === 'room' ? undefined : sessionCallerOf(request);
+  if (!session && !(await isPresenter(request))) return presenterOnly('readEveryonesTimeline');
+  return json({ events: await readTimeline(after, 200, session ? viewerOf(session) : undefined) });
 });
 
 export const DELETE = withProblems(async (request: NextRequest): Promise<Response> => {
   const disabled = labDisabled() ?? refuseCrossSite(request);
   if (disabled) return disabled;
-  if (!isPresenter(request)) return presenterOnly('deleteTimeline');
+  if (!(await isPresenter(request))) return presenterOnly('deleteTimeline');
   await clearTimeline();
   return new Response(null, { status: 204 });
 });
@@ -68,7 +78,7 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
       errors: [{ field: 'Cookie', message: say('fields.sessionOfCheckout') }],
     });
   }
-  const limited = await limitRate('clicks', session);
+  const limited = await limitRate('clicks', session, request.headers);
   if (limited) return limited;
   const body = await readJsonBody(request, BrowserEventSchema);
   if (!body.ok) return body.response;
