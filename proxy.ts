@@ -1,9 +1,10 @@
 // The edge: runs before every page and server action, not before the API (see `config` below). In order:
 //   1. Host: only a name this app serves (DNS rebinding) → 421
 //   2. Path: a segment that does not decode → 400 (Next.js would answer a bare 500 after this function)
-//   3. A form post (server action): from this site (403), at most 16 KiB (413), a body Next.js can parse
-//      (400); any other post to a page: at most 16 KiB (413)
-//   4. Session: a cookie the server signed, or on a page load a fresh one (a chosen or forged one is replaced)
+//   3. A form post (server action): exposed to a room, with a session (400); from this site (403), at most
+//      16 KiB (413), a body Next.js can parse (400); any other post to a page: at most 16 KiB (413)
+//   4. Session: a cookie the server signed in the last week, or on a page load a fresh one (a chosen, forged
+//      or expired one is replaced); a day-old one is signed again
 //   5. Content-Security-Policy with a fresh nonce; Next.js puts it on the scripts it writes into the page
 // API routes are left alone: a service identifies itself with X-Client-Id, and a fresh session minted for each
 // of its calls would make its retries look like strangers' to layer 2; and a route reads its own body, so a
@@ -21,10 +22,11 @@ import {
   sameOrigin,
 } from './lib/http/edge.ts';
 import { hostAllowed } from './lib/http/hosts.ts';
+import { isExposed } from './lib/http/presenter.ts';
 import { problem } from './lib/http/problem.ts';
 import type { ProblemType } from './lib/http/problem-types.ts';
 import { arrivedOverHttps, sessionCookieNameFor, sessionIdOf } from './lib/http/session-cookie.ts';
-import { newSession } from './lib/session.ts';
+import { newSession, readSessionCookie, SESSION_RENEW_AFTER_SECONDS, signSessionId } from './lib/session.ts';
 import { sessionSecret } from './lib/session-secret.ts';
 
 export async function proxy(request: NextRequest): Promise<Response> {
@@ -53,10 +55,17 @@ export async function proxy(request: NextRequest): Promise<Response> {
   // 4. The session: on a page load without one, or with a cookie the server did not sign (chosen by the
   //    client: session fixation), a fresh one, which this render sees at once. Not on a form post: Next.js
   //    would hand a cookie set here to the action too, which must instead find no session (it came with none).
+  //    A session signed more than a day ago is signed again with the same id: it expires a week after its last
+  //    page load (lib/session.ts), not while in use.
   let minted: { name: string; cookie: string } | undefined;
-  if ((request.method === 'GET' || request.method === 'HEAD') && !sessionIdOf(request.cookies, request.headers)) {
-    minted = { name: sessionCookieNameFor(request.headers), cookie: newSession(sessionSecret()).cookie };
-    request.cookies.set(minted.name, minted.cookie);
+  if (request.method === 'GET' || request.method === 'HEAD') {
+    const name = sessionCookieNameFor(request.headers);
+    const current = readSessionCookie(request.cookies.get(name)?.value, sessionSecret());
+    if (!current) minted = { name, cookie: newSession(sessionSecret()).cookie };
+    else if (Date.now() / 1000 - current.issuedAt > SESSION_RENEW_AFTER_SECONDS) {
+      minted = { name, cookie: signSessionId(current.sessionId, sessionSecret()) };
+    }
+    if (minted) request.cookies.set(minted.name, minted.cookie);
   }
   // 5. The Content-Security-Policy, on the response and on the request Next.js renders (it reads the nonce there).
   const policy = pageContentSecurityPolicy(newNonce());
@@ -85,6 +94,15 @@ async function checkBody(request: NextRequest): Promise<Response | undefined> {
   const { method, headers } = request;
   if (method === 'GET' || method === 'HEAD') return undefined;
   const action = mayBeServerAction(method, headers);
+  // Exposed to a room, every action is someone's: one without a session would make an order nobody owns.
+  if (action && isExposed() && !sessionIdOf(request.cookies, headers)) {
+    return refuse(
+      400,
+      'missing-caller',
+      'Who is calling?',
+      'A form of this site is posted with the session cookie its page load gave: reload the page.',
+    );
+  }
   // Before Next.js does: it would refuse with a 500 (and it compares with X-Forwarded-Host, which a client sets).
   if (action && !sameOrigin(headers.get('origin'), headers.get('host'))) {
     return refuse(403, 'cross-origin', 'Form posted from another site', 'The form did not come from this site.');

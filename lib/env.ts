@@ -1,5 +1,6 @@
 // The one place that reads process.env. Every variable is validated here; an invalid value stops
 // start-up with one line per variable that names it and says what is wrong (see .env.example).
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { clusterUrlProblem, isRedisClusterUrl } from './redis-cluster-url.ts';
 
@@ -131,6 +132,39 @@ const EnvFields = z.object({
    */
   RATE_LIMIT_ORDERS_PER_MINUTE: z.coerce.number().int().min(0).default(60),
   RATE_LIMIT_PAYMENTS_PER_MINUTE: z.coerce.number().int().min(0).default(120),
+  /**
+   * How many callers' worth one client address may spend (its socket's address, or the client behind a
+   * TRUSTED_PROXIES gateway): a new X-Client-Id or a fresh session costs nothing, an address does. 10: an
+   * address makes at most 600 orders and 1,200 payments a minute, however many callers it names.
+   */
+  RATE_LIMIT_CALLERS_PER_ADDRESS: z.coerce.number().int().positive().default(10),
+  /**
+   * The gateways in front of the app whose X-Forwarded-For is believed (addresses or networks, comma-separated:
+   * `127.0.0.1,10.0.0.0/8`). Unset: the client is the socket's peer, whatever headers it sends.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((list, ctx) => {
+      const entries = list
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean);
+      for (const entry of entries) {
+        const [address = '', prefix, ...rest] = entry.split('/');
+        const family = isIP(address);
+        const bits = family === 6 ? 128 : 32;
+        const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+        if (family === 0 || !prefixOk || rest.length > 0) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `must be a comma-separated list of IP addresses or networks (${JSON.stringify(entry)} is not one)`,
+          });
+          return z.NEVER;
+        }
+      }
+      return entries;
+    }),
   /**
    * Days a settled order (with its charges, dedup rows, outbox row and receipts) is kept before the hourly
    * retention job deletes it: layer 4's cleanup too, since a dedup row lives as long as its order. 0 keeps

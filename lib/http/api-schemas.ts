@@ -111,7 +111,17 @@ export const CheckoutToken = z
   .meta({ id: 'CheckoutToken', description: 'A one-time checkout token (layer 1) for this order and this caller.' });
 
 export const Health = z
-  .object({ status: z.literal('ok'), redis: z.literal('ok'), database: z.literal('ok') })
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    redis: z.enum(['ok', 'near-full']).meta({
+      description: 'near-full: at 90% of its maxmemory or more (then status is degraded); at 100% health is 503.',
+    }),
+    database: z.literal('ok'),
+    redisMemory: z
+      .object({ usedBytes: z.number().int(), maxBytes: z.number().int() })
+      .optional()
+      .meta({ description: 'When Redis is nearly full: its used_memory and maxmemory.' }),
+  })
   .meta({ id: 'Health' });
 
 export const Problem = z

@@ -315,8 +315,11 @@ const health: ZodOpenApiOperationObject = {
   tags: ['service'],
   summary: 'Whether Redis and PostgreSQL answer',
   responses: {
-    '200': { description: 'Both answer.', content: { 'application/json': { schema: Health } } },
-    '503': problems('One of them is down (named in the body).', ['service-unavailable']),
+    '200': {
+      description: 'Both answer (degraded: Redis is nearly full).',
+      content: { 'application/json': { schema: Health } },
+    },
+    '503': problems('One of them is down (named in the body), or Redis is full.', ['service-unavailable']),
   },
 };
 

@@ -2,23 +2,17 @@
 // presenter, as before. Exposed to a network (HOST is not a loopback address), the room's actions (the
 // global settings, the reset of them, deleting the timeline, the room view, and the faults that stop the
 // process for everybody) need LAB_SECRET: `Authorization: Bearer <secret>`, or the presenter's cookie that
-// /lab/room sets once the secret was given. Without a LAB_SECRET, an exposed app refuses them all.
+// /lab/room sets once the secret was given (lib/http/presenter-session.ts). Without a LAB_SECRET, an exposed app
+// refuses them all.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { env } from '../env.ts';
 import { type LabSettingsPatch, SHARED_FAULTS } from '../lab/settings.ts';
 import { problem, say } from './problem.ts';
 
-export const PRESENTER_COOKIE = 'lab_presenter';
-
 /** Whether HOST exposes the app beyond this machine. */
 export function isExposed(host: string = env().HOST): boolean {
   const name = host.replace(/^\[|\]$/g, '').toLowerCase();
   return !(name === 'localhost' || name === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name));
-}
-
-/** The cookie value that proves the secret was given (a hash of it: the secret itself is never stored). */
-export function presenterToken(secret: string): string {
-  return createHash('sha256').update(`presenter:${secret}`).digest('base64url');
 }
 
 /**
@@ -29,20 +23,6 @@ export function presenterToken(secret: string): string {
 export function same(given: string, expected: string): boolean {
   const digest = (text: string) => createHash('sha256').update(text).digest();
   return timingSafeEqual(digest(given), digest(expected));
-}
-
-/** Whether this request may act for the room. */
-export function isPresenter(request: {
-  headers: Headers;
-  cookies: { get(name: string): { value: string } | undefined };
-}): boolean {
-  if (!isExposed()) return true;
-  const secret = env().LAB_SECRET;
-  if (!secret) return false;
-  const bearer = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
-  if (bearer !== undefined && same(bearer, secret)) return true;
-  const cookie = request.cookies.get(PRESENTER_COOKIE)?.value;
-  return cookie !== undefined && same(cookie, presenterToken(secret));
 }
 
 /** The presenter's actions a 401 names (messages/<locale>/problems.json presenterActions). */

@@ -69,7 +69,7 @@ export const PROBLEM_TYPES = {
     name: 'Too many requests',
     status: 429,
     means:
-      'This caller asked for more orders or payments in the last minute than one caller may (RATE_LIMIT_*_PER_MINUTE). Nothing was done.',
+      'This caller, or its address, asked for more orders or payments in the last minute than one caller may (RATE_LIMIT_*_PER_MINUTE), or than one address may (RATE_LIMIT_CALLERS_PER_ADDRESS callers’ worth); or the presenter’s secret was tried too often. Nothing was done.',
     todo: 'Wait as long as Retry-After says, then retry with the same Idempotency-Key.',
     retry: 'after Retry-After',
     example: { title: 'Too many requests', detail: 'At most 120 payments per minute per caller. Retry after 12 s.' },

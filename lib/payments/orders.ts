@@ -121,6 +121,13 @@ export async function findOrderOutcome(orderNo: string): Promise<PaymentOutcome 
 /** The endpoint an order's Idempotency-Key is bound to: the same key on another endpoint is refused. */
 export const ORDERS_ENDPOINT = 'POST /api/orders';
 
+/**
+ * How long an order's creation is replayed under its key: an hour (or the payments' TTL, if shorter). A retry
+ * of a creation comes within seconds; a key kept a day for every unpaid order let anyone fill Redis with them
+ * for free (issue 28: about 960 bytes each). A payment's outcome is kept REQUEST_KEY_RESULT_TTL_SECONDS.
+ */
+export const ORDER_KEY_TTL_SECONDS = 3_600;
+
 export type CreatedOnce =
   | { kind: 'created' | 'replayed'; order: OrderSummary }
   | { kind: 'in_progress' }
@@ -141,7 +148,7 @@ export async function createOrderOnce(
   const context = {
     now: Date.now(),
     leaseMs: env().REQUEST_KEY_LEASE_MS,
-    ttlSeconds: env().REQUEST_KEY_RESULT_TTL_SECONDS,
+    ttlSeconds: Math.min(ORDER_KEY_TTL_SECONDS, env().REQUEST_KEY_RESULT_TTL_SECONDS),
   };
   const claim = { owner, fingerprint: key.fingerprint, endpoint: ORDERS_ENDPOINT };
   const decision = await claimRequestKey(key.name, claim, context);

@@ -119,7 +119,9 @@ export async function launch(plan: Plan): Promise<void> {
       const pidFile = path.join(pidDir, `app-${app.name}.pid`);
       // A launcher killed with SIGKILL leaves its apps running on their ports: stop them first.
       await stopLeftover(pidFile, /next/, 'SIGTERM');
-      const instanceEnv = { ...appEnv, INSTANCE_NAME: app.name, ...room.env };
+      // Behind the gateway, every request's socket is nginx's: the client is the X-Forwarded-For it sets.
+      const behindGateway = plan.gatewayPort === undefined ? {} : { TRUSTED_PROXIES: '127.0.0.1' };
+      const instanceEnv = { ...appEnv, INSTANCE_NAME: app.name, ...room.env, ...behindGateway };
       // The single app of `npm run demo` listens where HOST says; the cluster's instances stay behind the gateway.
       const host = plan.gatewayPort === undefined ? config.HOST : '127.0.0.1';
       children.push(

@@ -9,7 +9,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryOf } from '../../lib/health.ts';
 import type { RunningService } from '../../scripts/lib/postgres.ts';
 import { startRedisServer } from '../../scripts/lib/redis.ts';
 import { ensureProgram, REDIS_SERVER } from '../../scripts/lib/system-programs.ts';
@@ -23,6 +25,7 @@ import {
   labFor,
   ownDatabase,
   payByApi,
+  rowCounts,
   send,
   startTestApp,
   until,
@@ -104,5 +107,45 @@ describe('Redis stops while the app runs', () => {
     expect(await chargesOf(databaseUrl, orderNo)).toHaveLength(1);
     expect(running().child.pid).toBe(pid);
     expect(running().child.exitCode).toBeNull();
+  });
+});
+
+describe('Redis fills up to its maxmemory', () => {
+  it('health says degraded near it and 503 at it, with the numbers; new orders get 503, nothing half-written (issue 28, finding 3)', async () => {
+    const client = new Redis(redis?.url ?? '');
+    try {
+      const used = async () => memoryOf(String(await client.info('memory'))).usedBytes;
+      // Near: maxmemory just above what is used (within NEAR_FULL of it).
+      await client.config('SET', 'maxmemory', String(Math.ceil((await used()) / 0.95)));
+      const near = await until('health to say Redis is nearly full', async () => {
+        const now = await health();
+        return now.body.redis === 'near-full' ? now : undefined;
+      });
+      expect(near.status).toBe(200);
+      expect(near.body).toMatchObject({
+        status: 'degraded',
+        database: 'ok',
+        redisMemory: { maxBytes: expect.any(Number) },
+      });
+      // Full: maxmemory below what is used; noeviction refuses every write.
+      await client.config('SET', 'maxmemory', String(Math.floor((await used()) / 2)));
+      const full = await until('health to say Redis is full', async () => {
+        const now = await health();
+        return now.status === 503 ? now : undefined;
+      });
+      expect(full.body).toMatchObject({ status: 503, redis: 'full', detail: expect.stringContaining('redis is full') });
+      const before = await rowCounts(databaseUrl);
+      const refused = await send(`${running().url}/api/orders`, {
+        method: 'POST',
+        headers: { 'x-client-id': 'hostile-full', 'idempotency-key': `full-${Date.now()}` },
+        body: '{}',
+      });
+      expectProblem(refused, 503);
+      expect(await rowCounts(databaseUrl)).toEqual(before);
+    } finally {
+      await client.config('SET', 'maxmemory', '256mb');
+      await client.quit();
+    }
+    expect(await health()).toEqual({ status: 200, body: { status: 'ok', redis: 'ok', database: 'ok' } });
   });
 });

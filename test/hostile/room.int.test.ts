@@ -3,11 +3,24 @@
 // page of another site, must not be able to do to everyone else: change or reset the global lab, read or
 // clear everyone's timeline, crash the app, read or pay another caller's order, post a form or text/plain to
 // a JSON route, or flood the server with orders.
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestKeyName } from '../../lib/defences/request-key/record.ts';
 import { SHARED_FAULTS } from '../../lib/lab/settings.ts';
-import { type App, expectProblem, hostilePort, ownDatabase, send, startTestApp } from './harness.ts';
+import { clientScope, signSessionId } from '../../lib/session.ts';
+import {
+  type Answer,
+  type App,
+  expectProblem,
+  hostilePort,
+  ownDatabase,
+  rowCounts,
+  SESSION_SECRET,
+  send,
+  startTestApp,
+} from './harness.ts';
 import { anyText } from './inputs.ts';
 
 const SECRET = 'presenter-secret-for-the-room';
@@ -16,12 +29,13 @@ const RUN = Date.now().toString(36);
 let app: App | undefined;
 let redis: Redis | undefined;
 let savedLab: string | null = null;
+let databaseUrl = '';
 
 beforeAll(async () => {
   // The global lab settings live in a Redis database other test files of this worker use too: put back after.
   redis = new Redis(process.env.REDIS_URL ?? '');
   savedLab = await redis.get('lab:config');
-  const databaseUrl = await ownDatabase('payonce_hostile_room');
+  databaseUrl = await ownDatabase('payonce_hostile_room');
   app = await startTestApp({
     port: hostilePort(3137),
     databaseUrl,
@@ -32,6 +46,8 @@ beforeAll(async () => {
       LAB_SECRET: SECRET,
       RATE_LIMIT_ORDERS_PER_MINUTE: '5',
       RATE_LIMIT_PAYMENTS_PER_MINUTE: '1000',
+      // The test is the room's gateway: it names each client's address in X-Forwarded-For, as nginx would.
+      TRUSTED_PROXIES: '127.0.0.1',
     },
   });
 });
@@ -47,9 +63,12 @@ const url = (path: string) => `${app?.url ?? ''}${path}`;
 const json = { 'content-type': 'application/json' };
 const presenter = { authorization: `Bearer ${SECRET}` };
 
-/** A browser session of the room: the cookie the app gives a first visit. */
-async function attendee(): Promise<string> {
-  const page = await fetch(url('/'), { redirect: 'manual' });
+/** A browser session of the room: the cookie the app gives a first visit (from `address`, named by the gateway). */
+async function attendee(address?: string, extra: Record<string, string> = {}): Promise<string> {
+  const page = await fetch(url('/'), {
+    redirect: 'manual',
+    headers: { ...(address ? { 'x-forwarded-for': address } : {}), ...extra },
+  });
   const cookie = page.headers.getSetCookie().find((line) => /^(__Host-)?sid=/.test(line));
   expect(cookie, 'a first visit gets a session').toBeDefined();
   return (cookie ?? '').split(';')[0] ?? '';
@@ -167,6 +186,205 @@ describe('exposed to a room', () => {
       body: '{}',
     });
     expect(dave.status).toBe(201);
+  });
+});
+
+/** An address of this run's own (IPv6's documentation range), as the room's gateway names a client. */
+const anAddress = () =>
+  `2001:db8:${process.pid.toString(16).slice(-4)}::${Math.floor(Math.random() * 0xffff).toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}`;
+
+/** The hidden fields of a page's form whose action is posted without JavaScript (what the browser would send). */
+function formFields(html: string, index = 0): Array<[string, string]> {
+  const form = [...html.matchAll(/<form[^>]*>([\s\S]*?)<\/form>/g)][index]?.[1] ?? '';
+  const decoded = (text: string) =>
+    text
+      .replace(/&quot;/g, '"')
+      .replace(/&#x27;/g, "'")
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&');
+  return [...form.matchAll(/<input type="hidden" name="([^"]+)"(?: value="([^"]*)")?\/>/g)].map(
+    ([, name = '', value = '']) => [decoded(name), decoded(value)],
+  );
+}
+
+/** The sign-in form of /lab/room, loaded once from `address`: posts it as a browser without JavaScript would. */
+async function signInForm(
+  address: string,
+  extra: Record<string, string> = {},
+): Promise<(secret: string) => Promise<Answer>> {
+  const cookie = await attendee(address, extra);
+  const page = await send(url('/lab/room'), { headers: { cookie, 'x-forwarded-for': address, ...extra } });
+  const fields = formFields(page.text);
+  expect(fields.length, 'the sign-in form’s hidden fields').toBeGreaterThan(0);
+  return (secret) => {
+    const form = new FormData();
+    for (const [name, value] of fields) form.set(name, value);
+    form.set('secret', secret);
+    return send(url('/lab/room'), {
+      method: 'POST',
+      headers: { cookie, origin: url(''), 'x-forwarded-for': address, ...extra },
+      body: form,
+    });
+  };
+}
+
+/** One sign-in from `address`. */
+const signIn = async (secret: string, address: string, extra?: Record<string, string>) =>
+  (await signInForm(address, extra))(secret);
+
+/** What the sign-in form says after a post: wrong, limited, or (signed in) a redirect. */
+const stateOf = (answer: Answer) =>
+  answer.status === 303 ? 'signed-in' : /id="secret-error"[^>]*data-state="(\w+)"/.exec(answer.text)?.[1];
+
+const presenterCookieOf = (answer: Answer) =>
+  answer.headers
+    .getSetCookie()
+    .find((line) => line.startsWith('lab_presenter='))
+    ?.split(';')
+    .map((part) => part.trim());
+
+describe('what an attendee costs, and the presenter’s door (issue 28)', () => {
+  it('an address pays for every caller it names: fresh X-Client-Ids and sessions stop at the address’s limit (finding 3)', async () => {
+    const mallory = anAddress();
+    const order = (address: string) =>
+      send(url('/api/orders'), {
+        method: 'POST',
+        headers: { ...json, 'x-client-id': `fresh-${Math.random().toString(36).slice(2)}`, 'x-forwarded-for': address },
+        body: '{}',
+      });
+    // 5 orders a caller, 10 callers' worth an address: 50, whoever the requests claim to be.
+    const statuses = [];
+    for (let i = 0; i < 51; i++) statuses.push((await order(mallory)).status);
+    expect(statuses.slice(0, 50)).toEqual(Array(50).fill(201));
+    const refused = await order(mallory);
+    expect(expectProblem(refused, 429).detail).toMatch(/from one address/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A fresh session from that address, starting a checkout with the home page's form: refused too.
+    const cookie = await attendee(mallory);
+    const home = await send(url('/'), { headers: { cookie, 'x-forwarded-for': mallory } });
+    const actionId = /name="\$ACTION_ID_([0-9a-f]+)"/.exec(home.text)?.[1] ?? '';
+    const start = await send(url('/'), {
+      method: 'POST',
+      headers: {
+        cookie,
+        origin: url(''),
+        'next-action': actionId,
+        'content-type': 'text/plain',
+        'x-forwarded-for': mallory,
+      },
+      body: '[]',
+    });
+    expect(start.headers.get('x-action-redirect')).toMatch(/^\/limited\?seconds=\d+/);
+    // Another address is not limited by mallory's.
+    expect((await order(anAddress())).status).toBe(201);
+  });
+
+  it('an unpaid order’s creation key is kept an hour, not a day (finding 3: Redis filled for free)', async () => {
+    const client = `keyed-${RUN}`;
+    const key = `create-${Date.now()}`;
+    const created = await send(url('/api/orders'), {
+      method: 'POST',
+      headers: { ...json, 'x-client-id': client, 'idempotency-key': key, 'x-forwarded-for': anAddress() },
+      body: '{}',
+    });
+    expect(created.status, created.text).toBe(201);
+    const ttl = await redis?.ttl(requestKeyName(clientScope(client), key));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(3_600);
+  });
+
+  it('a server action without a session is refused: no order nobody owns (finding 5)', async () => {
+    const home = await send(url('/'));
+    const actionId = /name="\$ACTION_ID_([0-9a-f]+)"/.exec(home.text)?.[1] ?? '';
+    expect(actionId).not.toBe('');
+    const before = await rowCounts(databaseUrl);
+    for (const body of ['[]', '[null]']) {
+      const answer = await send(url('/'), {
+        method: 'POST',
+        headers: { 'next-action': actionId, 'content-type': 'text/plain', origin: url('') },
+        body,
+      });
+      expectProblem(answer, 400);
+    }
+    expect((await rowCounts(databaseUrl)).orders).toBe(before.orders);
+  });
+
+  it('200 wrong sign-ins from one address are refused after the limit, the right secret too; Bearer tries count (finding 7)', async () => {
+    const guesser = anAddress();
+    const guess = await signInForm(guesser);
+    const states: Array<string | undefined> = [];
+    for (let i = 0; i < 200; i++) states.push(stateOf(await guess(`guess-${i}-of-the-secret`)));
+    expect(states.slice(0, 10)).toEqual(Array(10).fill('wrong'));
+    expect(states.slice(10)).toEqual(Array(190).fill('limited'));
+    const right = await guess(SECRET);
+    expect(stateOf(right)).toBe('limited');
+    expect(presenterCookieOf(right)).toBeUndefined();
+    // Guessing through the API's Bearer instead of the form: the same count.
+    const other = anAddress();
+    const bearer = (secret: string) =>
+      send(url('/api/lab/reset'), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'x-forwarded-for': other },
+      });
+    for (let i = 0; i < 10; i++) expectProblem(await bearer(`guess-${i}-of-the-secret`), 401);
+    expectProblem(await bearer(SECRET), 401);
+    // From an address that did not guess, the secret opens.
+    expect(stateOf(await signIn(SECRET, anAddress()))).toBe('signed-in');
+  });
+
+  it('a presenter’s session is random, ends on the server at sign-out, and is Secure over https (finding 8)', async () => {
+    const address = anAddress();
+    const signedIn = await signIn(SECRET, address);
+    expect(stateOf(signedIn)).toBe('signed-in');
+    const attributes = presenterCookieOf(signedIn) ?? [];
+    const value = (attributes[0] ?? '').replace(/^lab_presenter=/, '');
+    expect(value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // Not the old cookie, a hash of the secret (the same for ever, and guessable offline).
+    const oldToken = createHash('sha256').update(`presenter:${SECRET}`).digest('base64url');
+    expect(value).not.toBe(oldToken);
+    expect(attributes.map((part) => part.toLowerCase())).toEqual(
+      expect.arrayContaining(['httponly', 'samesite=strict', 'path=/', `max-age=${12 * 3600}`]),
+    );
+    expect(attributes.map((part) => part.toLowerCase())).not.toContain('secure');
+    const room = (presenter: string) =>
+      send(url('/lab/room'), { headers: { cookie: `lab_presenter=${presenter}`, 'x-forwarded-for': address } });
+    const open = await room(value);
+    expect(open.text).toContain('data-testid="attendees"');
+    expect(open.text).toContain('data-testid="redis-memory"');
+    expect((await room(oldToken)).text).not.toContain('data-testid="attendees"');
+    // Sign out: the room's sign-out form, posted with the session; the same cookie then opens nothing.
+    const form = new FormData();
+    for (const [name, field] of formFields(open.text, 0)) form.set(name, field);
+    const session = await attendee(address); // exposed, a form is posted with the page's session
+    const out = await send(url('/lab/room'), {
+      method: 'POST',
+      headers: { cookie: `lab_presenter=${value}; ${session}`, origin: url(''), 'x-forwarded-for': address },
+      body: form,
+    });
+    expect(out.status).toBe(303);
+    expect(presenterCookieOf(out)?.[0]).toBe('lab_presenter=');
+    expect((await room(value)).text).not.toContain('data-testid="attendees"');
+    // Over https (the room behind a TLS gateway), the cookie is Secure.
+    const secure = await signIn(SECRET, anAddress(), { 'x-forwarded-proto': 'https' });
+    expect(presenterCookieOf(secure)?.map((part) => part.toLowerCase())).toContain('secure');
+  });
+
+  it('an attendee’s session ends on the server a week after its last page load (finding 8)', async () => {
+    const week = 7 * 86_400;
+    const now = Math.floor(Date.now() / 1000);
+    const stale = `sid=${signSessionId('StaleSessionOfAWeek001', SESSION_SECRET, now - week - 60)}`;
+    const headers = { ...json, cookie: stale, 'x-forwarded-for': anAddress() };
+    expectProblem(await send(url('/api/orders'), { method: 'POST', headers, body: '{}' }), 400);
+    const page = await send(url('/'), { headers: { cookie: stale } });
+    const fresh = page.headers.getSetCookie().find((line) => line.startsWith('sid=')) ?? '';
+    expect(fresh).not.toContain('StaleSessionOfAWeek001');
+    // Two days old and in use: signed again with the same id, so an active session lives on.
+    const used = `sid=${signSessionId('ActiveSessionTwoDays01', SESSION_SECRET, now - 2 * 86_400)}`;
+    const renewed = (await send(url('/'), { headers: { cookie: used } })).headers.getSetCookie();
+    expect(renewed.find((line) => line.startsWith('sid='))).toMatch(/^sid=ActiveSessionTwoDays01\./);
+    const order = await send(url('/api/orders'), { method: 'POST', headers: { ...headers, cookie: used }, body: '{}' });
+    expect(order.status).toBe(201);
   });
 });
 

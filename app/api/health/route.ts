@@ -15,11 +15,17 @@ async function answerHealth(request: Request): Promise<Response> {
   const down = Object.entries(health)
     .filter(([, state]) => state === 'down')
     .map(([name]) => name);
-  if (down.length === 0) return json({ status: 'ok', ...health });
-  return problem(503, 'service-unavailable', 'Service unavailable', {
-    detail: say(down.length > 1 ? 'details.servicesDown' : 'details.serviceDown', { services: down.join(' and ') }),
-    ...health,
-  });
+  if (down.length > 0) {
+    return problem(503, 'service-unavailable', 'Service unavailable', {
+      detail: say(down.length > 1 ? 'details.servicesDown' : 'details.serviceDown', { services: down.join(' and ') }),
+      ...health,
+    });
+  }
+  // Redis full refuses every write (noeviction): new orders and payments get 503, so health says so too.
+  if (health.redis === 'full') {
+    return problem(503, 'service-unavailable', 'Service unavailable', { detail: say('details.redisFull'), ...health });
+  }
+  return json({ status: health.redis === 'near-full' ? 'degraded' : 'ok', ...health });
 }
 
 /** Any other method: 405 with Allow and a problem; OPTIONS names the methods above. */

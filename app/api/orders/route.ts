@@ -9,9 +9,10 @@ import { keyProblem, keyReusedProblem, parseIdempotencyKey } from '@/lib/http/id
 import { otherMethods } from '@/lib/http/methods';
 import { RETRY_AFTER_SECONDS } from '@/lib/http/payment-response';
 import { preferredWaitSeconds, waitApplied } from '@/lib/http/prefer';
-import { isExposed, isPresenter, presenterOnly, sharedFaultsIn } from '@/lib/http/presenter';
+import { isExposed, presenterOnly, sharedFaultsIn } from '@/lib/http/presenter';
+import { isPresenter } from '@/lib/http/presenter-session';
 import { json, problem, say, withProblems } from '@/lib/http/problem';
-import { limitRate, rateKeyOf } from '@/lib/http/rate-limit';
+import { limitRate } from '@/lib/http/rate-limit';
 import { refuseCrossSite } from '@/lib/http/same-origin';
 import { sessionIdOf } from '@/lib/http/session-cookie';
 import { createOrder, createOrderOnce, OrderSummarySchema } from '@/lib/payments/orders';
@@ -39,11 +40,11 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
       errors: [{ field: 'X-Client-Id', message: say('fields.isRequired') }],
     });
   }
-  const limited = await limitRate('orders', rateKeyOf(owner, request.headers));
+  const limited = await limitRate('orders', owner, request.headers);
   if (limited) return limited;
   const body = await readJsonBody(request, CreateOrderSchema, { allowEmpty: true });
   if (!body.ok) return body.response;
-  if (isExposed() && sharedFaultsIn(body.value.lab) && !isPresenter(request)) {
+  if (isExposed() && sharedFaultsIn(body.value.lab) && !(await isPresenter(request))) {
     return presenterOnly('stopTheApp');
   }
   if (body.value.lab && !env().LAB_ENABLED) {

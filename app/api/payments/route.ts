@@ -37,7 +37,7 @@ const handle = withProblems(async (request: NextRequest, requestId: string): Pro
   // 2. Who is calling: keys are scoped per caller.
   const who = callerOf(request);
   if (!who.ok) return who.response;
-  const limited = await limitRate('payments', who.caller);
+  const limited = await limitRate('payments', who.caller, request.headers);
   if (limited) return limited;
   // 3. The body.
   const body = await readJsonBody(request, PaymentRequestSchema);

@@ -55,7 +55,7 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
     return { status: 'invalid', reason: 'sessionExpired' };
   }
   const caller = sessionScope(session);
-  if (await limitRate('payments', caller)) return { status: 'limited' };
+  if (await limitRate('payments', caller, await headers())) return { status: 'limited' };
 
   try {
     const result = await pay({

@@ -3,12 +3,15 @@ import { cookies, headers } from 'next/headers';
 import { notFound } from 'next/navigation';
 import { getTranslations } from 'next-intl/server';
 import { env } from '@/lib/env';
-import { isExposed, isPresenter } from '@/lib/http/presenter';
+import { redisMemory, stateOf } from '@/lib/health';
+import { isExposed } from '@/lib/http/presenter';
+import { isPresenter } from '@/lib/http/presenter-session';
 import { readRoom } from '@/lib/lab/room';
 import { getLabSettings } from '@/lib/lab/settings-store';
 import { readTimeline } from '@/lib/lab/timeline';
 import { BANK_SETTLEMENT_WINDOW_MS, BANK_TIMEOUT_MS } from '@/lib/payments/bank';
 import { LabConsole } from '../lab-console';
+import { signOutPresenter } from './actions';
 import { RefreshEvery } from './refresh';
 import { PresenterSignIn } from './sign-in';
 
@@ -25,7 +28,7 @@ export default async function RoomPage() {
   if (!env().LAB_ENABLED) notFound();
   const t = await getTranslations('lab.room');
   const request = { headers: await headers(), cookies: await cookies() };
-  if (!isPresenter(request)) {
+  if (!(await isPresenter(request))) {
     return (
       <>
         <h1>{t('title')}</h1>
@@ -37,8 +40,13 @@ export default async function RoomPage() {
       </>
     );
   }
-  const [room, settings, events] = await Promise.all([readRoom(), getLabSettings(), readTimeline(undefined, 200)]);
-  const none = (await getTranslations('lab.console'))('none');
+  const [room, settings, events, memory] = await Promise.all([
+    readRoom(),
+    getLabSettings(),
+    readTimeline(undefined, 200),
+    redisMemory(),
+  ]);
+  const fullness = stateOf(memory);
   return (
     <>
       <h1>{t('title')}</h1>
@@ -52,34 +60,26 @@ export default async function RoomPage() {
           <dd>{room.requests}</dd>
           <dt>{t('doubleCharged')}</dt>
           <dd data-testid="double-charges">{room.doubleCharges.length}</dd>
+          {memory.maxBytes > 0 ? (
+            <>
+              <dt>{t('redisMemory')}</dt>
+              <dd data-testid="redis-memory">
+                {t('redisMemoryOf', { used: megabytes(memory.usedBytes), max: megabytes(memory.maxBytes) })}
+              </dd>
+            </>
+          ) : null}
         </dl>
-        {room.doubleCharges.length > 0 ? (
-          <table className="matrix">
-            <caption>{t('doubleCharges')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('order')}</th>
-                <th scope="col">{t('charges')}</th>
-                <th scope="col">{t('defencesOn')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {room.doubleCharges.slice(0, 20).map((order) => (
-                <tr key={order.orderNo}>
-                  <th scope="row" className="mono" translate="no">
-                    {order.orderNo}
-                  </th>
-                  <td>{order.charges}</td>
-                  <td>
-                    {order.defences.map((on) => (on === 'none' ? none : on)).join(t('defencesSeparator')) ||
-                      t('unknown')}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : null}
+        <RedisFullness fullness={fullness} />
+        <DoubleCharges orders={room.doubleCharges} />
       </section>
+      {isExposed() ? (
+        <form action={signOutPresenter} className="row">
+          <span className="small">{t('signedIn')}</span>
+          <button type="submit" className="button secondary">
+            {t('signOut')}
+          </button>
+        </form>
+      ) : null}
       <p>
         {isExposed() ? `${t('exposed')} ` : ''}
         {t.rich('global', { strong: (chunks) => <strong>{chunks}</strong> })}
@@ -93,4 +93,52 @@ export default async function RoomPage() {
       />
     </>
   );
+}
+
+/** Redis near or at its maxmemory: new orders and payments are about to be, or are, refused. */
+async function RedisFullness({ fullness }: { fullness: ReturnType<typeof stateOf> }) {
+  if (fullness === 'ok') return null;
+  const t = await getTranslations('lab.room');
+  return (
+    <p role="alert" className="alarm" data-testid="redis-full">
+      {t.rich(fullness === 'full' ? 'redisFull' : 'redisNearFull', { code: (chunks) => <code>{chunks}</code> })}
+    </p>
+  );
+}
+
+/** The orders charged more than once, the newest 20, with the defences their requests ran with. */
+async function DoubleCharges({ orders }: { orders: Awaited<ReturnType<typeof readRoom>>['doubleCharges'] }) {
+  if (orders.length === 0) return null;
+  const t = await getTranslations('lab.room');
+  const none = (await getTranslations('lab.console'))('none');
+  return (
+    <table className="matrix">
+      <caption>{t('doubleCharges')}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{t('order')}</th>
+          <th scope="col">{t('charges')}</th>
+          <th scope="col">{t('defencesOn')}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {orders.slice(0, 20).map((order) => (
+          <tr key={order.orderNo}>
+            <th scope="row" className="mono" translate="no">
+              {order.orderNo}
+            </th>
+            <td>{order.charges}</td>
+            <td>
+              {order.defences.map((on) => (on === 'none' ? none : on)).join(t('defencesSeparator')) || t('unknown')}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Bytes as the room reads them: megabytes, one decimal (the unit is the message's). */
+function megabytes(bytes: number): string {
+  return (bytes / 1_048_576).toFixed(1);
 }

@@ -12,8 +12,9 @@ export function PresenterSignIn() {
         <span>{t.rich('secret', { code: (chunks) => <code>{chunks}</code> })}</span>
         <input name="secret" type="password" autoComplete="off" required aria-describedby="secret-error" />
       </label>
-      <p id="secret-error" role="alert" className="alarm small">
+      <p id="secret-error" role="alert" className="alarm small" data-state={state.status}>
         {state.status === 'wrong' ? t('wrongSecret') : ''}
+        {state.status === 'limited' ? t('tooManyTries', { seconds: state.seconds }) : ''}
       </p>
       <button type="submit" className="button" disabled={pending}>
         {t('open')}

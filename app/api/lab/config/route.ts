@@ -3,7 +3,8 @@ import { readJsonBody } from '@/lib/http/body';
 import { callerOf, sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
-import { isExposed, isPresenter, presenterOnly, sharedFaultsIn } from '@/lib/http/presenter';
+import { isExposed, presenterOnly, sharedFaultsIn } from '@/lib/http/presenter';
+import { isPresenter } from '@/lib/http/presenter-session';
 import { json, problem, say, withProblems } from '@/lib/http/problem';
 import { refuseCrossSite } from '@/lib/http/same-origin';
 import { LabSettingsPatchSchema } from '@/lib/lab/settings';
@@ -52,10 +53,10 @@ export const PUT = withProblems(async (request: NextRequest): Promise<Response> 
   const disabled = labDisabled() ?? refuseCrossSite(request);
   if (disabled) return disabled;
   const { session } = scopeOf(request);
-  if (!session && !isPresenter(request)) return presenterOnly('changeGlobalLab');
+  if (!session && !(await isPresenter(request))) return presenterOnly('changeGlobalLab');
   const body = await readJsonBody(request, LabSettingsPatchSchema);
   if (!body.ok) return body.response;
-  if (isExposed() && sharedFaultsIn(body.value) && !isPresenter(request)) {
+  if (isExposed() && sharedFaultsIn(body.value) && !(await isPresenter(request))) {
     return presenterOnly('stopTheApp');
   }
   const settings = session ? await updateMyLabSettings(session, body.value) : await updateLabSettings(body.value);

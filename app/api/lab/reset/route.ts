@@ -2,7 +2,8 @@ import type { NextRequest } from 'next/server';
 import { sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
-import { isPresenter, presenterOnly } from '@/lib/http/presenter';
+import { presenterOnly } from '@/lib/http/presenter';
+import { isPresenter } from '@/lib/http/presenter-session';
 import { json, withProblems } from '@/lib/http/problem';
 import { refuseCrossSite } from '@/lib/http/same-origin';
 import { resetLabSettings, resetMyLabSettings } from '@/lib/lab/settings-store';
@@ -13,7 +14,7 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   if (disabled) return disabled;
   const session = request.nextUrl.searchParams.get('scope') === 'global' ? undefined : sessionCallerOf(request);
   if (session) return json(await resetMyLabSettings(session), 200, { 'x-lab-scope': 'mine' });
-  if (!isPresenter(request)) return presenterOnly('resetGlobalLab');
+  if (!(await isPresenter(request))) return presenterOnly('resetGlobalLab');
   return json(await resetLabSettings(), 200, { 'x-lab-scope': 'global' });
 });
 
