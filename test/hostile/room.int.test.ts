@@ -233,9 +233,13 @@ async function signInForm(
 const signIn = async (secret: string, address: string, extra?: Record<string, string>) =>
   (await signInForm(address, extra))(secret);
 
-/** What the sign-in form says after a post: wrong, limited, or (signed in) a redirect. */
-const stateOf = (answer: Answer) =>
-  answer.status === 303 ? 'signed-in' : /id="secret-error"[^>]*data-state="(\w+)"/.exec(answer.text)?.[1];
+/** What the sign-in form says after a post, in its words: wrong, limited, or (signed in) a redirect. */
+function stateOf(answer: Answer): string | undefined {
+  if (answer.status === 303) return 'signed-in';
+  const said = /id="secret-error"[^>]*>([^<]*)</.exec(answer.text)?.[1] ?? '';
+  if (said.startsWith('That is not the lab secret')) return 'wrong';
+  return said.startsWith('Too many tries') ? 'limited' : `said “${said}”`;
+}
 
 const presenterCookieOf = (answer: Answer) =>
   answer.headers
