@@ -374,6 +374,34 @@ describe('what an attendee costs, and the presenter’s door (issue 28)', () => 
     expect(presenterCookieOf(secure)?.map((part) => part.toLowerCase())).toContain('secure');
   });
 
+  it('a victim’s timeline shows its own lane after another session’s 500 writes (finding 2, end to end)', async () => {
+    const as = async (address: string) => {
+      const cookie = await attendee(address);
+      const headers = { ...json, cookie, 'x-forwarded-for': address };
+      const created = await send(url('/api/orders'), { method: 'POST', headers, body: '{}' });
+      expect(created.status, created.text).toBe(201);
+      const { orderNo } = created.json() as { orderNo: string };
+      const click = () =>
+        send(url('/api/lab/timeline'), {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ orderNo, event: 'click-swallowed' }),
+        });
+      return { headers, orderNo, click };
+    };
+    const victim = await as(anAddress());
+    expect((await victim.click()).status).toBe(204);
+    const mallory = await as(anAddress());
+    for (let i = 0; i < 50; i++) {
+      const answers = await Promise.all(Array.from({ length: 10 }, () => mallory.click()));
+      for (const answer of answers) expect(answer.status).toBe(204);
+    }
+    const seen = await send(url('/api/lab/timeline'), { headers: victim.headers });
+    const orders = (seen.json() as { events: Array<{ orderNo?: string }> }).events.map((event) => event.orderNo);
+    expect(orders).toContain(victim.orderNo);
+    expect(orders).not.toContain(mallory.orderNo);
+  });
+
   it('an attendee’s session ends on the server a week after its last page load (finding 8)', async () => {
     const week = 7 * 86_400;
     const now = Math.floor(Date.now() / 1000);
