@@ -33,10 +33,13 @@ function isTrusted(address: string, trusted: BlockList): boolean {
   return family !== 0 && trusted.check(address, family === 6 ? 'ipv6' : 'ipv4');
 }
 
-/** The client's address: the peer's, or behind trusted proxies the last hop of X-Forwarded-For none of them added. */
-export function clientAddressOf(headers: HeaderSource, trusted: BlockList): string {
+/**
+ * The client's address: the peer's, or behind trusted proxies the last hop of X-Forwarded-For none of them
+ * added. `trusted` undefined: no gateway is named (the default), nothing to look up.
+ */
+export function clientAddressOf(headers: HeaderSource, trusted: BlockList | undefined): string {
   const peer = normalised(headers.get(PEER_HEADER) ?? 'unknown');
-  if (!isTrusted(peer, trusted)) return peer;
+  if (trusted === undefined || !isTrusted(peer, trusted)) return peer;
   const hops = (headers.get('x-forwarded-for') ?? '')
     .split(',')
     .map((hop) => normalised(hop.trim()))

@@ -47,21 +47,23 @@ function limiterFor(kind: Limited, count: Count): RateLimiterRedis | undefined {
   return limiter;
 }
 
-let trusted: { entries: readonly string[]; list: ReturnType<typeof trustedProxies> } | undefined;
+let trusted: { entries: readonly string[]; list: ReturnType<typeof trustedProxies> | undefined } | undefined;
 
 /** The address a request's costs are counted for (TRUSTED_PROXIES read once). */
 export function addressOf(headers: { get(name: string): string | null }): string {
   const entries = env().TRUSTED_PROXIES;
-  if (trusted?.entries !== entries) trusted = { entries, list: trustedProxies(entries) };
+  if (trusted?.entries !== entries) {
+    trusted = { entries, list: entries.length > 0 ? trustedProxies(entries) : undefined };
+  }
   return clientAddressOf(headers, trusted.list);
 }
 
-/** Counts one request; a 429 problem when it is over the limit, else undefined. */
-async function consume(kind: Limited, count: Count, key: string): Promise<Response | undefined> {
+/** Counts one request (`key`: its count's name, made only when the limit is on); a 429 problem when over it. */
+async function consume(kind: Limited, count: Count, key: string | (() => string)): Promise<Response | undefined> {
   const limiter = limiterFor(kind, count);
   if (!limiter) return undefined;
   try {
-    await limiter.consume(key);
+    await limiter.consume(typeof key === 'string' ? key : key());
     return undefined;
   } catch (error) {
     if (!(error instanceof RateLimiterRes)) throw error; // Redis failed: a 503, like any Redis failure
@@ -92,7 +94,7 @@ export async function limitRate(
   headers: { get(name: string): string | null },
 ): Promise<Response | undefined> {
   const ofCaller = caller === undefined ? undefined : await consume(kind, 'caller', caller);
-  return ofCaller ?? (await consume(kind, 'address', addressOf(headers)));
+  return ofCaller ?? (await consume(kind, 'address', () => addressOf(headers)));
 }
 
 /**
