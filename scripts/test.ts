@@ -12,7 +12,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { playwrightFailures, vitestFailures } from './lib/failures.ts';
 import { applyMigrations, freshDatabase } from './lib/migrations.ts';
-import { runMutants } from './lib/mutants.ts';
+import { RACE_FILES, runMutants } from './lib/mutants.ts';
 import { buildApp, buildIsStale, nextEnv } from './lib/next-app.ts';
 import { ROOT } from './lib/paths.ts';
 import { type RunningCluster, startRedisCluster } from './lib/redis-cluster.ts';
@@ -226,7 +226,7 @@ async function main(): Promise<number> {
       // 2. The real code: the regressions, the model's traces, random schedules beyond the bound.
       const randomSchedules = schedules ?? '1500';
       const explorer = await timed('race explorer on the real code (vitest)', () =>
-        run(npx('vitest'), ['run', '--project', 'integration', 'test/races/races.int.test.ts'], {
+        run(npx('vitest'), ['run', '--project', 'integration', ...RACE_FILES], {
           ...env,
           RACE_SCHEDULES: randomSchedules,
           RACE_TRACES: traces,

@@ -8,6 +8,9 @@ import path from 'node:path';
 import { MUTANTS, type Mutant } from '../../test/races/mutants.ts';
 import { ROOT } from './paths.ts';
 
+/** The race explorer's files: the regressions and the model's traces, and the random schedules (run side by side). */
+export const RACE_FILES = ['test/races/races.int.test.ts', 'test/races/races-random.int.test.ts'];
+
 export type MutantResult = { mutant: Mutant; caught: boolean; by?: string; seconds: number };
 
 /** Copies what the race explorer needs into a new folder, and breaks it the mutant's way. */
@@ -34,7 +37,7 @@ function runIn(dir: string, env: NodeJS.ProcessEnv): Promise<{ code: number; out
   return new Promise((resolve) => {
     const child = spawn(
       path.join(dir, 'node_modules/.bin/vitest'),
-      ['run', '--project', 'integration', 'test/races/races.int.test.ts', '--bail', '1'],
+      ['run', '--project', 'integration', ...RACE_FILES, '--bail', '1'],
       { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';

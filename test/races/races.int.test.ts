@@ -2,21 +2,20 @@
 //   1. the schedules that broke an invariant before their fix (regressions.ts);
 //   2. the real code held to the model's traces (conformance.ts): every trace of RACE_TRACES, the file the
 //      exhaustive model check wrote (`npm run races`), or else a sample of a quick exploration (`npm test`);
-//   3. random schedules beyond the model's bound, as many as RACE_SCHEDULES says.
-// RACE_BAIL=1 (the mutants' runs) stops at the first finding. The coverage of the real runs is printed at the end.
+//   3. random schedules beyond the model's bound, as many as RACE_SCHEDULES says: races-random.int.test.ts, a
+//      file of its own so that vitest runs it beside this one (the longest file of the suite, on the other core).
+// RACE_BAIL=1 (the mutants' runs) stops at the first finding. The coverage of the real runs is printed at the end
+// (./print-coverage.ts), by each file for its own runs.
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { conform } from './conformance.ts';
-import { coverage } from './coverage.ts';
-import { explore as exploreRandom, type Finding, runScript } from './explorer.ts';
+import { type Finding, runScript } from './explorer.ts';
 import { castInWords, castsOf, safeConfigurations } from './model/bound.ts';
 import { type Cast, explore as exploreModel, type Move } from './model/checker.ts';
 import type { TraceFile } from './model/run.ts';
+import { printCoverage } from './print-coverage.ts';
 import { REGRESSIONS } from './regressions.ts';
-import { INVARIANTS } from './world.ts';
 
-const SCHEDULES = Number(process.env.RACE_SCHEDULES ?? 600);
-const SEED = process.env.RACE_SEED ? Number(process.env.RACE_SEED) : Math.floor(Math.random() * 2 ** 31);
 const ONLY = process.env.RACE_ONLY;
 const TRACES = process.env.RACE_TRACES;
 const BAIL = process.env.RACE_BAIL === '1';
@@ -93,30 +92,4 @@ describe('race explorer: the real code follows the model', () => {
   }, 1_800_000);
 });
 
-describe.skipIf(SCHEDULES === 0)('race explorer: random schedules', () => {
-  it(`${SCHEDULES} schedules over every configuration of layers 2-5 hold every invariant`, async () => {
-    const result = await exploreRandom({ count: SCHEDULES, seed: SEED });
-    console.log(
-      `[races] ${result.schedules} random schedules in ${result.seconds.toFixed(1)} s ` +
-        `(${Math.round(result.schedules / result.seconds)}/s), seed ${SEED} (RACE_SEED=${SEED} replays them)\n` +
-        `[races] ${result.failures.length === 0 ? 'held' : 'BROKEN'}: ${INVARIANTS.join('; ')}`,
-    );
-    for (const { seed, schedule, finding } of result.failures) {
-      console.log(
-        `[races] seed ${seed}: ${finding.violations.join('; ')}\n${JSON.stringify({ schedule, ...finding })}`,
-      );
-    }
-    expect(result.failures.map(({ finding }) => finding.violations)).toEqual([]);
-  }, 1_800_000);
-});
-
-afterAll(() => {
-  const rows = [...coverage().entries()].sort(([a], [b]) => a.localeCompare(b));
-  if (rows.length === 0) return;
-  console.log('[races] coverage of the runs on the real code (schedules, ordered pairs of race points reached):');
-  for (const [name, seen] of rows) {
-    console.log(
-      `[races]   ${name.padEnd(8)} ${String(seen.schedules).padStart(6)} schedules ${String(seen.pairs.size).padStart(5)} pairs`,
-    );
-  }
-});
+afterAll(printCoverage);
