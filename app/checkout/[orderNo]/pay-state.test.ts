@@ -97,6 +97,17 @@ describe('the outcome of a payment, in words', () => {
     expect(outcome(zh, refused(true), settled(order('PAID', 'ch_1')))?.title).toBe('请勿重复提交');
   });
 
+  it('a first submit whose token was spent by its own earlier delivery (a gateway’s retry) is never told to reload beside a charge', () => {
+    // Issue 29: nginx re-sent the form post to the other instance, whose layer 1 refused the spent token, and
+    // the page said "nothing was sent to the bank. Reload to pay" while the statement showed the charge.
+    const refused: PayState = { status: 'already_submitted', resubmit: false, requestId: 'r' };
+    const paidMeanwhile = outcome(en, refused, settled(order('PAID', 'ch_1')));
+    expect(paidMeanwhile?.body).toContain('the order is paid ($42.00)');
+    expect(paidMeanwhile?.message).not.toMatchObject({ reload: true });
+    expect(outcome(en, refused, settled(order('PROCESSING')))?.body).toMatch(/order status shows its progress/);
+    expect(outcome(en, refused, settled(order('PENDING')))?.body).toMatch(/^This page expired/);
+  });
+
   it('a decline reason the bank gives is said in the reader’s language; an unknown one as the bank sent it', () => {
     const declined = (reason: string): PayState => ({
       status: 'failed_final',

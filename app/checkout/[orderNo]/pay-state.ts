@@ -227,13 +227,19 @@ function describeReplayed(state: Extract<PayState, { status: 'replayed' }>, amou
       );
 }
 
-/** Layer 1 refused the token: an expired page (reload), or a resubmit of a page that already paid or is paying. */
+/**
+ * Layer 1 refused the token: an expired page (reload), or a resubmit of a page that already paid or is paying.
+ * A first submit whose token was already spent is an expired page only while the order is untouched: a
+ * gateway that re-sent the same form to another instance (the cluster) spent it with the first delivery, which
+ * may be charging, and the customer must not be told "nothing was sent, reload to pay" beside a charge.
+ */
 function describeAlreadySubmitted(
   state: Extract<PayState, { status: 'already_submitted' }>,
   amount: string,
   facts: PageFacts,
 ): OutcomeMessage {
-  if (!state.resubmit) {
+  const untouched = facts.order.status === 'PENDING' && facts.order.charges.length === 0 && !state.current;
+  if (!state.resubmit && untouched) {
     return said('warn', 'outcome.expired.title', 'outcome.expired.body', undefined, {
       answeredBy: 'token',
       reload: true,
