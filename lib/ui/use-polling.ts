@@ -1,5 +1,5 @@
 'use client';
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 
 /**
  * Runs `tick` every `intervalMs` (after the previous one finished), from mount to unmount. A failed tick is
@@ -29,15 +29,25 @@ export function useEvery(intervalMs: number, tick: () => Promise<void>, options:
  * socket) keeps every open tab in step with Redis and PostgreSQL with nothing to reconnect.
  */
 export function usePolling<T>(url: string | null, intervalMs: number, initial?: T): T | undefined {
+  return usePollingNow(url, intervalMs, initial).data;
+}
+
+/** usePolling, with `now()`: one more fetch at once, for a page that knows the answer has just changed. */
+export function usePollingNow<T>(
+  url: string | null,
+  intervalMs: number,
+  initial?: T,
+): { data: T | undefined; now: () => void } {
   const [data, setData] = useState<T | undefined>(initial);
-  useEvery(
-    intervalMs,
-    async () => {
-      if (!url) return;
-      const response = await fetch(url, { cache: 'no-store' });
-      if (response.ok) setData((await response.json()) as T);
-    },
-    { immediately: true },
-  );
-  return data;
+  const fetchOnce = useRef(async () => {});
+  fetchOnce.current = async () => {
+    if (!url) return;
+    const response = await fetch(url, { cache: 'no-store' });
+    if (response.ok) setData((await response.json()) as T);
+  };
+  useEvery(intervalMs, () => fetchOnce.current(), { immediately: true });
+  const now = useCallback(() => {
+    fetchOnce.current().catch(() => {});
+  }, []);
+  return { data, now };
 }

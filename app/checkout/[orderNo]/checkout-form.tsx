@@ -6,7 +6,7 @@ import type { LabSettings } from '@/lib/lab/settings';
 import { reportSwallowedClick } from '@/lib/ui/report-swallowed-click';
 import { usePolling } from '@/lib/ui/use-polling';
 import { payOrder } from './actions';
-import { useLiveOrder } from './live-order';
+import { useLiveOrder, useRefreshOrder } from './live-order';
 import { chargesInWords, describePayState, type OutcomeMessage, type PayState } from './pay-state';
 import { useSay } from './use-say';
 
@@ -61,6 +61,12 @@ export function CheckoutForm({ orderNo, amount, token, settings: initialSettings
   const t = useTranslations('checkout');
   const say = useSay();
   const order = useLiveOrder();
+  // An answer has come: the statement reads the order again at once, and until it shows the charge the
+  // outcome does not say "paid" (pay-state.ts).
+  const refresh = useRefreshOrder();
+  useEffect(() => {
+    if (state.status !== 'idle') refresh();
+  }, [state, refresh]);
   const message = describePayState(state, amount, { pending: busy, order });
 
   return (

@@ -1,8 +1,8 @@
 'use client';
 import { useLocale, useTranslations } from 'next-intl';
-import { createContext, type ReactNode, useContext } from 'react';
+import { createContext, type ReactNode, useContext, useMemo } from 'react';
 import { formatCents, formatTime } from '@/lib/format';
-import { usePolling } from '@/lib/ui/use-polling';
+import { usePollingNow } from '@/lib/ui/use-polling';
 import { chargesInWords } from './pay-state';
 import { useSay } from './use-say';
 
@@ -13,21 +13,35 @@ export type OrderJson = {
   charges: Array<{ id: string; amountCents: number; createdAt: string }>;
 };
 
-const LiveOrderContext = createContext<OrderJson | undefined>(undefined);
+type LiveOrderValue = { order: OrderJson; refresh: () => void };
+
+const LiveOrderContext = createContext<LiveOrderValue | undefined>(undefined);
 
 /**
  * Polls the order once a second for everything on the checkout that reads it: the status panel, the card
- * statement, and the outcome (which must never say "paid" without saying how many times).
+ * statement, and the outcome (which must never say "paid" without saying how many times). `refresh`: read it
+ * at once (the Pay button's answer has just come).
  */
 export function LiveOrderProvider({ initial, children }: { initial: OrderJson; children: ReactNode }) {
-  const order = usePolling<OrderJson>(`/api/orders/${initial.orderNo}`, 1000, initial) ?? initial;
-  return <LiveOrderContext value={order}>{children}</LiveOrderContext>;
+  const { data, now } = usePollingNow<OrderJson>(`/api/orders/${initial.orderNo}`, 1000, initial);
+  const order = data ?? initial;
+  const value = useMemo(() => ({ order, refresh: now }), [order, now]);
+  return <LiveOrderContext value={value}>{children}</LiveOrderContext>;
+}
+
+function useLiveOrderValue(): LiveOrderValue {
+  const value = useContext(LiveOrderContext);
+  if (!value) throw new Error('useLiveOrder needs a LiveOrderProvider');
+  return value;
 }
 
 export function useLiveOrder(): OrderJson {
-  const order = useContext(LiveOrderContext);
-  if (!order) throw new Error('useLiveOrder needs a LiveOrderProvider');
-  return order;
+  return useLiveOrderValue().order;
+}
+
+/** Reads the order again at once: for the form, when its answer has come. */
+export function useRefreshOrder(): () => void {
+  return useLiveOrderValue().refresh;
 }
 
 /** The order's status and the customer's card statement, as the bank recorded it, updating live. */

@@ -88,6 +88,16 @@ describe('the outcome of a payment, in words', () => {
     });
   });
 
+  it('"paid" waits for the statement: while it still shows no charge, the outcome says paying (issue 29)', () => {
+    // The answer comes first; the statement reads the order a moment later. For up to a second the page said
+    // "Payment successful" beside "No charge yet".
+    expect(outcome(en, paid(1), settled(order('PENDING')))?.title).toBe('Paying…');
+    expect(outcome(en, paid(1), settled(order('PROCESSING')))?.title).toBe('Paying…');
+    const replayed: PayState = { status: 'replayed', outcome: PAID, answeredBy: 'requestKey', requestId: 'r' };
+    expect(outcome(en, replayed, settled(order('PENDING')))?.title).toBe('Paying…');
+    expect(outcome(en, paid(1), settled(order('PAID', 'ch_2')))?.title).toBe('Payment successful');
+  });
+
   it('a refused token: a stale page is told to reload, a second click that it was already submitted', () => {
     const refused = (resubmit: boolean): PayState => ({ status: 'already_submitted', resubmit, requestId: 'r' });
     const stale = outcome(en, refused(false), settled(order('PENDING')));

@@ -137,6 +137,11 @@ function said(
 export function describePayState(state: PayState, amount: string, facts: PageFacts): OutcomeMessage | undefined {
   if (facts.pending) return said('info', 'outcome.paying.title', 'outcome.paying.body');
   if (state.status === 'idle') return undefined;
+  // "Paid" beside a statement that still says "no charge yet" (it reads the order a moment later): still
+  // paying, as far as the screen can show, until the statement has the charge (issue 29).
+  if (saysPaid(state) && facts.order.charges.length === 0) {
+    return said('info', 'outcome.paying.title', 'outcome.paying.body');
+  }
   const message = describeAnswer(state, amount, facts);
   const charges = Math.max(facts.order.charges.length, 'charges' in state ? (state.charges ?? 0) : 0);
   if (charges < 2) return message;
@@ -149,6 +154,11 @@ export function describePayState(state: PayState, amount: string, facts: PageFac
     },
     answeredBy: message.answeredBy,
   };
+}
+
+/** Whether the answer itself says the order is paid (this request's charge, or the first one's replayed). */
+function saysPaid(state: Exclude<PayState, { status: 'idle' }>): boolean {
+  return state.status === 'paid' || (state.status === 'replayed' && state.outcome.status === 'PAID');
 }
 
 function describeAnswer(
