@@ -68,18 +68,12 @@ async function consume(kind: Limited, count: Count, key: string | (() => string)
   } catch (error) {
     if (!(error instanceof RateLimiterRes)) throw error; // Redis failed: a 503, like any Redis failure
     const seconds = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
-    const detail =
-      count === 'caller'
-        ? say('details.rateLimited', {
-            points: String(limiter.points),
-            kind: say(`kinds.${kind}`),
-            seconds: String(seconds),
-          })
-        : say(count === 'address' ? 'details.rateLimitedAddress' : 'details.rateLimitedRoom', {
-            points: String(limiter.points),
-            kind: say(`kinds.${kind}`),
-            seconds: String(seconds),
-          });
+    const message = ({ caller: 'rateLimited', address: 'rateLimitedAddress', room: 'rateLimitedRoom' } as const)[count];
+    const detail = say(`details.${message}`, {
+      points: String(limiter.points),
+      kind: say(`kinds.${kind}`),
+      seconds: String(seconds),
+    });
     return problem(429, 'rate-limited', 'Too many requests', { detail }, { 'retry-after': String(seconds) });
   }
 }
