@@ -126,3 +126,48 @@ test('@nginx the gateway is nginx: the lab shows its configuration, and a change
     await expect(file).toContainText('proxy_next_upstream_tries 2;', { timeout: 10_000 });
   }
 });
+
+// Issue 29, item 1: the gateway re-sends the checkout's form post to the other instance once the first has taken
+// longer than its 2 s (a 3 s bank); that instance's layer 1 refuses the token the first delivery spent. The
+// customer, whose card the first instance is charging, must never read "nothing was sent to the bank, reload to
+// pay": the page says it was already submitted and follows the order until it is paid, in both languages.
+for (const [locale, paid, expired] of [
+  ['en-US', /already submitted, and the order is paid/, /nothing was sent|This page expired/],
+  ['zh-CN', /已经提交过了，订单已支付/, /没有向银行发出任何请求|页面已过期/],
+] as const) {
+  test.describe(`@nginx a form post re-sent by the gateway (${locale})`, () => {
+    test.use({ locale });
+    test('is answered with the order as it stands, paid once the first delivery charged it', async ({
+      page,
+      request,
+    }) => {
+      const created = await request.post(`${GATEWAY}/api/orders`, {
+        data: { amountCents: 4_200, lab: { faults: { bankLatencyMs: 3_000 } } },
+      });
+      expect(created.status()).toBe(201);
+      const { orderNo } = (await created.json()) as { orderNo: string };
+      await expect
+        .poll(async () => (await page.goto(`${GATEWAY}/checkout/${orderNo}`))?.status(), { timeout: 30_000 })
+        .toBe(200);
+      // Every text the outcome ever shows, not only the last one.
+      await page.evaluate(() => {
+        const seen: string[] = [];
+        Object.assign(window, { seenOutcomes: seen });
+        const outcome = document.querySelector('[role="status"][data-answer]');
+        if (!outcome) throw new Error('no outcome region');
+        new MutationObserver(() => seen.push(outcome.textContent ?? '')).observe(outcome, {
+          subtree: true,
+          childList: true,
+          characterData: true,
+        });
+      });
+      await page.locator('form button[type="submit"]').first().click();
+      const outcome = page.locator('[role="status"][data-answer]');
+      await expect(outcome).toHaveAttribute('data-answer', 'already_submitted', { timeout: 20_000 });
+      await expect(outcome).toContainText(paid, { timeout: 20_000 });
+      expect(await chargeCount(orderNo)).toBe(1);
+      const seen = await page.evaluate(() => (window as unknown as { seenOutcomes: string[] }).seenOutcomes);
+      expect(seen.filter((text) => expired.test(text))).toEqual([]);
+    });
+  });
+}
