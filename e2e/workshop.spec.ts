@@ -325,6 +325,12 @@ test.describe('workshop', () => {
     await other.payButton.click();
     await Promise.all([settled(checkout), settled(other)]);
     expect(await chargeCount(orderNo)).toBe(1);
+    // The first window was the first request: it is told its claim was taken over, never that it waited for
+    // "the first request" (issue 29, item 3).
+    await expect(checkout.outcome).toContainText('another request took the claim over and charged once', {
+      timeout: 10_000,
+    });
+    await expect(checkout.outcome).not.toContainText('first request');
     // The retry took the abandoned claim over (layer 3), and the paused attempt woke up to find it lost.
     await expect
       .poll(async () => (await lanesOf(lab, orderNo)).flat().map((event) => event.decision))

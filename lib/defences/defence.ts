@@ -48,8 +48,10 @@ export type Answer =
   /**
    * The first request is still running, or its outcome is being confirmed with the bank. The caller is
    * told to retry after 1 s, however long the wait may be (docs/decisions/014-answers-in-doubt.md).
+   * `takenOver`: this request was the first, and lost its claim (it paused past its lease and another
+   * request took the claim over and pays), so it must not be told it waited for "the first request".
    */
-  | { kind: 'in_progress'; answeredBy: Answerer }
+  | { kind: 'in_progress'; answeredBy: Answerer; takenOver?: true }
   /**
    * A duplicate of a finished payment, told "already submitted" and nothing more: the lab's wrong answer to a
    * duplicate (`answers.duplicate = error`). `answeredBy`: the defence that found the first outcome.

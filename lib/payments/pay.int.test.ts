@@ -288,7 +288,7 @@ describe('fencing: an attempt that stalls past its lease', () => {
     await sleep(500); // its claim is older than the lease now: abandoned, as far as anyone can tell
     const second = await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions());
     expect(second.kind).toBe('completed'); // it took the claim over; the bank never saw the first: it paid
-    expect(await stalled).toMatchObject({ kind: 'in_progress' }); // it woke up, saw the claim was gone, stopped
+    expect(await stalled).toMatchObject({ kind: 'in_progress', takenOver: true }); // it woke up, saw the claim was gone, stopped
     expect(await chargeCount(orderNo)).toBe(1);
   });
 });

@@ -112,7 +112,13 @@ async function stateOf(
         charges,
       };
     case 'in_progress':
-      return { status: 'in_progress', answeredBy: result.answeredBy, requestId, charges };
+      return {
+        status: 'in_progress',
+        answeredBy: result.answeredBy,
+        ...(result.takenOver ? { takenOver: true } : {}),
+        requestId,
+        charges,
+      };
     case 'duplicate_refused':
       return { status: 'refused_duplicate', answeredBy: result.answeredBy, requestId, charges };
     case 'mismatch':

@@ -88,6 +88,22 @@ describe('the outcome of a payment, in words', () => {
     });
   });
 
+  it('the first request whose claim was taken over is not told it waited for "the first request" (issue 29)', () => {
+    // Exercise 11a: the first window paused past its lease; the second took the claim over and charged.
+    const state: PayState = { status: 'in_progress', answeredBy: 'stateMachine', takenOver: true, requestId: 'r' };
+    const paidOrder = settled(order('PAID', 'ch_1'));
+    for (const [messages, first] of [
+      [en, /first request|waited for it/],
+      [zh, /第一个请求|等待了它/],
+    ] as const) {
+      const told = outcome(messages, state, paidOrder);
+      expect(told?.body).not.toMatch(first);
+      expect(told?.body).toContain('ch_1');
+    }
+    expect(outcome(en, state, paidOrder)?.body).toMatch(/another request took the claim over and charged once/);
+    expect(outcome(zh, state, settled(order('PROCESSING')))?.body).toMatch(/另一个请求接管了标记/);
+  });
+
   it('"paid" waits for the statement: while it still shows no charge, the outcome says paying (issue 29)', () => {
     // The answer comes first; the statement reads the order a moment later. For up to a second the page said
     // "Payment successful" beside "No charge yet".

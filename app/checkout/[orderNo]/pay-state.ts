@@ -34,7 +34,8 @@ export type PayState =
       requestId: string;
       token?: string;
     } & Seen)
-  | ({ status: 'in_progress'; answeredBy: string; requestId: string; token?: string } & Seen)
+  /** The first request is still running. `takenOver`: this was the first, and another took its claim over. */
+  | ({ status: 'in_progress'; answeredBy: string; takenOver?: true; requestId: string; token?: string } & Seen)
   /** The lab's wrong answer to a duplicate: "already submitted", and nothing of what became of the first. */
   | ({ status: 'refused_duplicate'; answeredBy: string; requestId: string; token?: string } & Seen)
   | { status: 'mismatch'; requestId: string; token?: string }
@@ -274,21 +275,30 @@ function describeInProgress(
   amount: string,
   facts: PageFacts,
 ): OutcomeMessage {
-  const { answeredBy } = state;
+  const { answeredBy, takenOver } = state;
+  // The first request is told another took its claim over; a duplicate, that it waited for the first.
+  const told = takenOver ? TAKEN_OVER : WAITED;
   if (facts.order.status === 'PAID') {
     const firstCharge = facts.order.charges[0]?.id;
     return firstCharge
-      ? said(
-          'ok',
-          'outcome.firstPaid.title',
-          'outcome.firstPaid.body',
-          { amount, chargeId: firstCharge },
-          { answeredBy },
-        )
-      : said('ok', 'outcome.firstPaid.title', 'outcome.firstPaid.bodyNoCharge', { amount }, { answeredBy });
+      ? said('ok', 'outcome.firstPaid.title', told.paid, { amount, chargeId: firstCharge }, { answeredBy })
+      : said('ok', 'outcome.firstPaid.title', told.paidNoCharge, { amount }, { answeredBy });
   }
   if (facts.order.status === 'DECLINED') {
-    return said('bad', 'outcome.firstDeclined.title', 'outcome.firstDeclined.body', undefined, { answeredBy });
+    return said('bad', 'outcome.firstDeclined.title', told.declined, undefined, { answeredBy });
   }
-  return said('warn', 'outcome.inProgress.title', 'outcome.inProgress.body', undefined, { answeredBy });
+  return said('warn', 'outcome.inProgress.title', told.inProgress, undefined, { answeredBy });
 }
+
+const WAITED = {
+  paid: 'outcome.firstPaid.body',
+  paidNoCharge: 'outcome.firstPaid.bodyNoCharge',
+  declined: 'outcome.firstDeclined.body',
+  inProgress: 'outcome.inProgress.body',
+} as const;
+const TAKEN_OVER = {
+  paid: 'outcome.takenOver.body',
+  paidNoCharge: 'outcome.takenOver.bodyNoCharge',
+  declined: 'outcome.takenOver.declined',
+  inProgress: 'outcome.takenOver.inProgress',
+} as const;

@@ -131,7 +131,7 @@ function leaseOf(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, took
       await attempt.at?.('order.renew');
       if (await renewClaim(hold, layers, new Date(now))) return undefined;
       decide(attempt.span, layer, 'lost', reason('claimLost'));
-      return { kind: 'in_progress', answeredBy: layer };
+      return { kind: 'in_progress', answeredBy: layer, takenOver: true };
     },
   };
 }

@@ -276,7 +276,7 @@ function leaseOf(attempt: Keyed, held: HeldKey, tookOver: boolean): Lease {
       await attempt.at?.('key.renew');
       if (await renewRequestKey(held, now)) return undefined;
       decide(attempt.span, 'requestKey', 'lost', reason('claimLost'));
-      return { kind: 'in_progress', answeredBy: 'requestKey' };
+      return { kind: 'in_progress', answeredBy: 'requestKey', takenOver: true };
     },
   };
 }
