@@ -75,3 +75,34 @@ test.describe('accessibility', () => {
     });
   }
 });
+
+// Exercise 8b as the page lives it: the shop charged the card and its process died before it answered (the
+// browser's connection is reset after the server has run the payment). The page says the card may have been
+// charged beside the statement that shows it, not the bare error page (issue 29, item 4), in both languages.
+for (const [locale, lost, statement] of [
+  ['en-US', /The card may have been charged/, 'Card statement: Charged once.'],
+  ['zh-CN', /卡可能已经被扣款/, '银行卡账单：已扣款一次。'],
+] as const) {
+  test.describe(`a payment whose answer never comes back (${locale})`, () => {
+    test.use({ locale });
+    test('says the card may have been charged, beside a statement that shows the charge', async ({
+      request,
+      checkout,
+      page,
+    }) => {
+      const orderNo = await createOrder(request, { layers: ALL_ON });
+      await page.goto(`/checkout/${orderNo}`);
+      await page.route(`**/checkout/${orderNo}`, async (route) => {
+        if (route.request().method() !== 'POST') return route.continue();
+        await route.fetch(); // the server runs the payment to its end …
+        await route.abort('connectionreset'); // … and the page never hears of it
+      });
+      await page.locator('form button[type="submit"]').first().click();
+      await expect(checkout.outcome).toHaveAttribute('data-answer', 'connection_lost', { timeout: 15_000 });
+      await expect(checkout.outcome).toContainText(lost);
+      await expect(page.getByRole('heading', { name: /Something went wrong|出错了/ })).toHaveCount(0);
+      await expect(page.getByTestId('pay-charges')).toContainText(statement, { timeout: 10_000 });
+      expect(await chargeCount(orderNo)).toBe(1);
+    });
+  });
+}

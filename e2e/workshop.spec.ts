@@ -3,7 +3,8 @@
 // guide's "Watch" step says: the charges, the outcome's words, the layer where a lane ends. Each test has
 // its own browser session, so its own lab. Exercise 7's and 10's commands run as printed in
 // workshop-guide.spec.ts and scenarios/cluster.spec.ts; 8B kills the app, so it is an integration test
-// (lib/payments/pay.int.test.ts, "detail 3"); 9's expired page is here, its foreign token in the matrix.
+// (lib/payments/pay.int.test.ts, "detail 3"), a room's (test/hostile/room.int.test.ts) and the page's answer
+// that never came (checkout.spec.ts); 9's expired page is here, its foreign token in the matrix.
 import type { BrowserContext, Page } from '@playwright/test';
 import { exerciseSettings, findExercise } from '../lib/lab/exercises';
 import { planLane } from '../lib/lab/lane-view';

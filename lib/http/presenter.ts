@@ -1,7 +1,7 @@
 // Who may act for the whole room. On loopback (the default) the demo is one person's: everyone is the
 // presenter, as before. Exposed to a network (HOST is not a loopback address), the room's actions (the
-// global settings, the reset of them, deleting the timeline, the room view, and the faults that stop the
-// process for everybody) need LAB_SECRET: `Authorization: Bearer <secret>`, or the presenter's cookie that
+// global settings, the reset of them, deleting the timeline, the room view, and the fault that stops the
+// receipt worker for everybody) need LAB_SECRET: `Authorization: Bearer <secret>`, or the presenter's cookie that
 // /lab/room sets once the secret was given (lib/http/presenter-session.ts). Without a LAB_SECRET, an exposed app
 // refuses them all.
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -47,8 +47,8 @@ export function presenterOnly(action: PresenterAction): Response {
 }
 
 /**
- * The faults that stop a process for everybody (the app, the receipt worker: lib/lab/settings.ts
- * SHARED_FAULTS): when exposed, only the presenter may switch them on.
+ * The faults that stop a process for everybody (the receipt worker: lib/lab/settings.ts SHARED_FAULTS): when
+ * exposed, only the presenter may switch them on.
  */
 export function sharedFaultsIn(patch: LabSettingsPatch | undefined): boolean {
   return SHARED_FAULTS.some((fault) => Boolean(patch?.faults?.[fault]));

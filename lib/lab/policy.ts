@@ -15,12 +15,44 @@ export const killThisProcess: Crash = () => {
   throw new Error('unreachable: the process was killed');
 };
 
-/** The lab's faults, where the pipeline's fault points are. `flush`: the lab hears the lane before a crash. */
-export function labFaultPoints(faults: Faults, crash: Crash, flush: () => Promise<void>): FaultPoints {
+/**
+ * A crash fault that stops one attempt only, where the process would have died: nothing after the fault point
+ * runs (no claim is settled or released; they stay until their lease runs out, and the reconciler finds the
+ * charge), and the app runs on for everybody else. What a shared room's crash faults do (below).
+ */
+export class AttemptCrashed extends Error {
+  constructor() {
+    super('the lab’s crash fault stopped this attempt where its process would have died');
+    this.name = 'AttemptCrashed';
+  }
+}
+
+export const crashThisAttempt: Crash = () => {
+  throw new AttemptCrashed();
+};
+
+type CrashFault = 'crashBeforeCharge' | 'crashAfterCharge';
+
+/**
+ * The lab's faults, where the pipeline's fault points are. `crashFor`: how a crash fault strikes (the process,
+ * or the attempt alone). `flush`: the lab hears the lane before a crash.
+ */
+export function labFaultPoints(
+  faults: Faults,
+  crashFor: (fault: CrashFault) => Crash,
+  flush: () => Promise<void>,
+): FaultPoints {
   const { stallBeforeBankMs, crashBeforeCharge, crashAfterCharge, notifyFailsAfterCharge } = faults;
   if (stallBeforeBankMs === 0 && !crashBeforeCharge && !crashAfterCharge && !notifyFailsAfterCharge) {
     return () => undefined;
   }
+  const crashAt = async (fault: CrashFault, span: Parameters<FaultPoints>[1]['span']) => {
+    const crash = crashFor(fault);
+    const point = fault === 'crashBeforeCharge' ? 'beforeCharge' : 'afterCharge';
+    decide(span, 'request', 'crashed', reason('crashed', { point, alone: crash === crashThisAttempt ? 'yes' : 'no' }));
+    await flush();
+    crash();
+  };
   return async (point, { span, tookOver, leaseMs }) => {
     if (point === 'pay.beforeBank') {
       // The pause strikes an attempt that claimed the order, not one recovering a stalled attempt's.
@@ -28,15 +60,9 @@ export function labFaultPoints(faults: Faults, crash: Crash, flush: () => Promis
         decide(span, 'request', 'stalled', reason('stalled', { stallMs: stallBeforeBankMs, leaseMs }));
         await new Promise((resolve) => setTimeout(resolve, stallBeforeBankMs));
       }
-      if (crashBeforeCharge) {
-        await flush();
-        crash();
-      }
+      if (crashBeforeCharge) await crashAt('crashBeforeCharge', span);
     }
-    if (point === 'pay.afterCharge' && crashAfterCharge) {
-      await flush();
-      crash();
-    }
+    if (point === 'pay.afterCharge' && crashAfterCharge) await crashAt('crashAfterCharge', span);
     if (point === 'pay.notify' && notifyFailsAfterCharge) throw new DownstreamNotifyError();
   };
 }
@@ -62,14 +88,21 @@ export function policyOf(settings: LabSettings, faults: FaultPoints): PaymentPol
   };
 }
 
-/** The lab as the pipeline's policy source. */
-export function labPolicySource(crash: Crash, flush: () => Promise<void>): PolicySource {
+/**
+ * The lab as the pipeline's policy source. `crash`: what a crash fault does to the process. `shared`: the app
+ * serves a room (it is exposed): a crash fault from an attendee's own lab or an order's own settings stops
+ * only that attempt, and only the global lab's, which the presenter alone changes, stops the process.
+ */
+export function labPolicySource(crash: Crash, flush: () => Promise<void>, shared = false): PolicySource {
   return {
     async forOrder({ owner, lab }) {
       // An attendee's own lab (a browser session's) for the orders it created; the global one otherwise.
-      const ownersLab = owner?.startsWith('s.') ? await getLabSettingsFor(owner) : await getLabSettings();
+      const ownLab = owner?.startsWith('s.') ?? false;
+      const ownersLab = ownLab ? await getLabSettingsFor(owner as string) : await getLabSettings();
       const settings = settingsForOrder(ownersLab, lab);
-      return policyOf(settings, labFaultPoints(settings.faults, crash, flush));
+      const presenters = (fault: CrashFault) => !ownLab && ownersLab.faults[fault];
+      const crashFor = (fault: CrashFault) => (shared && !presenters(fault) ? crashThisAttempt : crash);
+      return policyOf(settings, labFaultPoints(settings.faults, crashFor, flush));
     },
     leaseMs: async () => (await getLabSettings()).claims.leaseMs,
   };

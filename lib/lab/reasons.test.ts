@@ -89,6 +89,8 @@ const SAMPLE = {
   usedOn: 'POST /api/orders',
   charge: 'ch_1',
   stallMs: '2500',
+  point: 'afterCharge',
+  alone: 'yes',
   orderNo: 'ord_0000000000000000',
   layer: 'uniqueConstraint',
   found: 'yes',

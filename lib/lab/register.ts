@@ -11,6 +11,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider as SdkTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { type Env, env } from '../env.ts';
+import { isExposed } from '../http/presenter.ts';
 import { setPolicySource } from '../payments/policy.ts';
 import { watchRedisServer } from '../redis.ts';
 import { setPaymentTracerProvider } from '../telemetry/spans.ts';
@@ -21,7 +22,7 @@ import { TimelineSpanProcessor } from './timeline-spans.ts';
 type Registered = { provider?: SdkTracerProvider };
 const registry = globalThis as unknown as { payOnceLab?: Registered };
 
-type Config = Pick<Env, 'LAB_ENABLED' | 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_SERVICE_NAME'>;
+type Config = Pick<Env, 'LAB_ENABLED' | 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_SERVICE_NAME'> & { HOST?: string };
 
 /**
  * Attaches the lab (when LAB_ENABLED) and the OTLP exporter (when configured) to this process. Once.
@@ -29,7 +30,7 @@ type Config = Pick<Env, 'LAB_ENABLED' | 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_SE
  */
 export function registerLab(options: { crash?: Crash; config?: Config } = {}): void {
   if (registry.payOnceLab) return;
-  const { LAB_ENABLED, OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_SERVICE_NAME } = options.config ?? env();
+  const { LAB_ENABLED, OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_SERVICE_NAME, HOST } = options.config ?? env();
   const processors: SpanProcessor[] = [];
   if (LAB_ENABLED) processors.push(new TimelineSpanProcessor());
   if (otlp)
@@ -56,7 +57,8 @@ export function registerLab(options: { crash?: Crash; config?: Config } = {}): v
   }
   if (!LAB_ENABLED) return;
   const flush = () => flushLab();
-  setPolicySource(labPolicySource(options.crash ?? killThisProcess, flush));
+  // A room (the app exposed): a crash fault of an attendee's stops their attempt, not everybody's app.
+  setPolicySource(labPolicySource(options.crash ?? killThisProcess, flush, HOST !== undefined && isExposed(HOST)));
   watchRedisServer(watchPrimary);
 }
 

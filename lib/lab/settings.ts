@@ -78,24 +78,26 @@ export const FaultsSchema = z.strictObject({
 
 /**
  * What each fault reaches: `attempt`, the payment's own attempt (its bank call, its pause, its answer); or
- * `shared`, a process every attendee's payments run in (the app, the receipt worker), which it stops for
- * everybody. When the room is exposed, only the presenter may switch a shared one on. A Record: a new fault
- * does not compile until it says which.
+ * `shared`, a process every attendee's payments run in (the receipt worker), which it stops for everybody.
+ * When the room is exposed, only the presenter may switch a shared one on. The app's two crashes reach the
+ * attempt: on loopback (one person's demo) they kill the app's process, and in a room those of an attendee's
+ * own lab or an order's own settings stop that attempt alone, where the process would have died
+ * (lib/lab/policy.ts). A Record: a new fault does not compile until it says which.
  */
 export const FAULT_REACH: Record<keyof z.infer<typeof FaultsSchema>, 'attempt' | 'shared'> = {
   bankLatencyMs: 'attempt',
   bankFailure: 'attempt',
   bankTimeoutAfterCharge: 'attempt',
-  crashAfterCharge: 'shared',
+  crashAfterCharge: 'attempt',
   stallBeforeBankMs: 'attempt',
   bankLateChargeMs: 'attempt',
-  crashBeforeCharge: 'shared',
+  crashBeforeCharge: 'attempt',
   notifyFailsAfterCharge: 'attempt',
   receiptCrashBeforeAck: 'shared',
   dropResponse: 'attempt',
 };
 
-/** The faults that stop a shared process: the app's two crashes and the receipt worker's. */
+/** The faults that stop a shared process: the receipt worker's crash. */
 export const SHARED_FAULTS = (Object.keys(FAULT_REACH) as Array<keyof typeof FAULT_REACH>).filter(
   (fault) => FAULT_REACH[fault] === 'shared',
 );

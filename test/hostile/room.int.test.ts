@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestKeyName } from '../../lib/defences/request-key/record.ts';
 import { SHARED_FAULTS } from '../../lib/lab/settings.ts';
@@ -108,8 +109,8 @@ describe('exposed to a room', () => {
     const mine = await send(url('/api/lab/config'), { method: 'PUT', headers: { ...json, cookie }, body: patch });
     expect(mine.status).toBe(200);
     expect(mine.headers.get('x-lab-scope')).toBe('mine');
-    // Each fault that stops a process everybody uses: the app's two crashes, and the receipt worker's (issue 28:
-    // an attendee once killed the shared worker 19 times in 100 s with it).
+    // The fault that stops a process everybody uses, the receipt worker's (issue 28: an attendee once killed the
+    // shared worker 19 times in 100 s with it). The app's crashes stop only the attendee's attempt (below).
     for (const fault of SHARED_FAULTS) {
       const crash = JSON.stringify({ faults: { [fault]: true } });
       expectProblem(
@@ -400,6 +401,51 @@ describe('what an attendee costs, and the presenter’s door (issue 28)', () => 
     const orders = (seen.json() as { events: Array<{ orderNo?: string }> }).events.map((event) => event.orderNo);
     expect(orders).toContain(victim.orderNo);
     expect(orders).not.toContain(mallory.orderNo);
+  });
+
+  it('an attendee’s crash fault stops their attempt alone: the app runs on, one charge, settled later (issue 29, 8b)', async () => {
+    const address = anAddress();
+    const cookie = await attendee(address);
+    const headers = { ...json, cookie, 'x-forwarded-for': address };
+    const crash = { faults: { crashAfterCharge: true }, claims: { leaseMs: 500 } };
+    const mine = await send(url('/api/lab/config'), { method: 'PUT', headers, body: JSON.stringify(crash) });
+    expect(mine.status, mine.text).toBe(200);
+    const created = await send(url('/api/orders'), { method: 'POST', headers, body: '{}' });
+    expect(created.status, created.text).toBe(201);
+    const { orderNo } = created.json() as { orderNo: string };
+    const payment = { method: 'POST', headers: { ...headers, 'idempotency-key': `crash-${orderNo}` } };
+    const body = JSON.stringify({ orderNo, amountCents: 4_200 });
+    // Where the process would have died: no answer of the pipeline's, a 500.
+    expectProblem(await send(url('/api/payments'), { ...payment, body }), 500);
+    // The app runs on for everybody, and the bank has the one charge.
+    expect((await send(url('/api/health'))).status).toBe(200);
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    const charges = async () =>
+      (await db.query('SELECT 1 FROM bank_charges WHERE merchant_ref = $1', [orderNo])).rowCount ?? 0;
+    try {
+      expect(await charges()).toBe(1);
+      // The attempt's lane ends where it crashed, after the charge.
+      const steps = async () => {
+        const lanes = await send(url('/api/lab/timeline'), { headers });
+        return (lanes.json() as { events: Array<{ orderNo?: string; decision?: string }> }).events
+          .filter((event) => event.orderNo === orderNo)
+          .map((event) => event.decision);
+      };
+      await expect.poll(steps, { timeout: 5_000 }).toEqual(expect.arrayContaining(['charged', 'crashed']));
+      // Nothing was recorded: once the lease ran out, the retry (the fault off) gets the one charge.
+      const off = JSON.stringify({ faults: { crashAfterCharge: false } });
+      expect((await send(url('/api/lab/config'), { method: 'PUT', headers, body: off })).status).toBe(200);
+      await expect
+        .poll(async () => (await send(url('/api/payments'), { ...payment, body })).status, {
+          timeout: 15_000,
+          interval: 250,
+        })
+        .toBeLessThan(300);
+      expect(await charges()).toBe(1);
+    } finally {
+      await db.end();
+    }
   });
 
   it('an attendee’s session ends on the server a week after its last page load (finding 8)', async () => {

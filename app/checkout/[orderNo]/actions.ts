@@ -8,6 +8,7 @@ import { env } from '@/lib/env';
 import { faultyService } from '@/lib/http/faults';
 import { limitRate } from '@/lib/http/rate-limit';
 import { sessionIdOf } from '@/lib/http/session-cookie';
+import { AttemptCrashed } from '@/lib/lab/policy';
 import { dropsThisAnswer, getOrderLabSettings } from '@/lib/lab/settings-store';
 import { OrderNoSchema } from '@/lib/payments/order-no';
 import { findOrderOutcome, findOrderView } from '@/lib/payments/orders';
@@ -84,6 +85,9 @@ export async function payOrder(_previous: PayState, formData: FormData): Promise
     const answered = { orderNo, caller, resubmit: resubmit === '1', charges: order?.charges.length };
     return await stateOf(result, answered);
   } catch (error) {
+    // The lab's crash fault in a room: this attempt stopped where its process would have died. The page hears
+    // what it would have heard of a dead process, no answer (a real crash rejects the action: checkout-form.tsx).
+    if (error instanceof AttemptCrashed) return { status: 'connection_lost' };
     const service = faultyService(error);
     if (service) return { status: 'unavailable', service };
     throw error; // unexpected: error.tsx

@@ -21,7 +21,7 @@ type Props = {
 };
 
 export function CheckoutForm({ orderNo, amount, token, settings: initialSettings, labEnabled }: Props) {
-  const [state, formAction, isPending] = useActionState<PayState, FormData>(payOrder, { status: 'idle', token });
+  const [state, formAction, isPending] = useActionState<PayState, FormData>(payOrAnswerLost, { status: 'idle', token });
   // The lab can switch the pending UI (and the layers) while this page is open.
   const settings =
     usePolling<LabSettings>(labEnabled ? `/api/lab/config?orderNo=${orderNo}` : null, 1500, initialSettings) ??
@@ -225,4 +225,18 @@ function DefenceChips({ settings }: { settings: LabSettings }) {
       ) : null}
     </>
   );
+}
+
+/**
+ * The action, or "no answer" when it never answered: its process died while it ran (the lab's crash fault kills
+ * the app), and the page must say the card may have been charged beside the statement, not fall to the error
+ * page. A response that came back with an error is still an error (error.tsx).
+ */
+async function payOrAnswerLost(previous: PayState, formData: FormData): Promise<PayState> {
+  try {
+    return await payOrder(previous, formData);
+  } catch (error) {
+    if (error instanceof TypeError) return { status: 'connection_lost' }; // fetch's "Failed to fetch"
+    throw error;
+  }
 }

@@ -51,6 +51,11 @@ export type PayState =
   | ({ status: 'failed_after_bank'; requestId: string; token: string } & Seen)
   /** The lab's "drop the response" fault: the order's first answer was held back until the page gave up. */
   | { status: 'no_answer'; token?: string }
+  /**
+   * The shop stopped answering while this payment ran (its process died: the lab's crash fault, or a real one):
+   * the card may have been charged, and only the statement can say. Never "nothing was charged".
+   */
+  | { status: 'connection_lost'; token?: string }
   /** This browser sent more payments in the last minute than one visitor may: nothing was done. */
   | { status: 'limited'; token?: string }
   /** Redis or the database is down: nothing was charged by this request. */
@@ -206,6 +211,8 @@ function describeAnswer(
       });
     case 'no_answer':
       return said('warn', 'outcome.noAnswer.title', 'outcome.noAnswer.body', undefined, { reload: true });
+    case 'connection_lost':
+      return said('warn', 'outcome.noAnswer.title', 'outcome.connectionLost.body', undefined, { reload: true });
     case 'limited':
       return said('warn', 'outcome.limited.title', 'outcome.limited.body');
     case 'unavailable':
