@@ -2,7 +2,9 @@
 // each cell: the charges on the card statement and what the customer saw) and the key-strategy matrix
 // (scenarios × the three ways of making layer 2's key, layer 2 alone) and the release-rule matrix (faults ×
 // the three rules for giving a claim back), as JSON and Markdown:
-//   e2e/.results/matrix.{json,md}   every run (the /scenarios page shows the latest)
+//   e2e/.results/matrix.{json,md}   every run (the /scenarios page shows the latest); a partial run (`-g`) is
+//                                   merged into the last one, its own cells marked fresh, so that one attendee's
+//                                   `npm run scenarios -- -g "@burst"` leaves every other cell in place
 //   docs/scenario-matrix.{json,md}  and the README's block, when a run covered the whole matrix
 // The committed copies hold no timings or dates, so they change only when behaviour does.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -35,10 +37,15 @@ type CellRecord = {
   /** `requests`: how many requests the intent cost (the answer matrix's clients). */
   actual: { charges: Charges; sees: string; chargeCount: number; requests?: number };
   pass: boolean;
+  /** In a partial run's matrix: this run measured the cell (the others are the last run's, kept in place). */
+  fresh?: boolean;
 };
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RESULTS = path.join(ROOT, 'e2e/.results');
+
+/** `resultsDir`: where each run's matrix goes (a test's own folder; e2e/.results by default). */
+export type MatrixReporterOptions = { resultsDir?: string };
 const README_BLOCKS = {
   proof: 'scenario-matrix',
   keys: 'key-strategy-matrix',
@@ -62,6 +69,11 @@ export default class MatrixReporter implements Reporter {
   private releaseCells = new Map<string, CellRecord>();
   private answerCells = new Map<string, CellRecord>();
   private started = Date.now();
+  private readonly results: string;
+
+  constructor(options: MatrixReporterOptions = {}) {
+    this.results = options.resultsDir ?? RESULTS;
+  }
 
   onTestEnd(test: TestCase, result: TestResult): void {
     for (const [type, cells] of [
@@ -106,10 +118,12 @@ export default class MatrixReporter implements Reporter {
       machine: `${cpus().length} cores, Node ${process.version}, ${process.platform}`,
       complete,
     };
-    mkdirSync(RESULTS, { recursive: true });
+    mkdirSync(this.results, { recursive: true });
     const data = matrixData(all);
-    writeFileSync(path.join(RESULTS, 'matrix.json'), `${JSON.stringify({ ...run, ...data }, null, 2)}\n`);
-    writeFileSync(path.join(RESULTS, 'matrix.md'), markdown(all, run));
+    const shown = complete ? all : mergedWithLast(all, this.results);
+    const latest = complete ? { ...run, ...data } : { ...run, freshCells: countOf(all), ...matrixData(shown) };
+    writeFileSync(path.join(this.results, 'matrix.json'), `${JSON.stringify(latest, null, 2)}\n`);
+    writeFileSync(path.join(this.results, 'matrix.md'), markdown(shown, run));
     if (complete && [...cells, ...keyCells, ...releaseCells, ...answerCells].every((cell) => cell.pass)) {
       writeFileSync(path.join(ROOT, 'docs/scenario-matrix.json'), `${JSON.stringify(data, null, 2)}\n`);
       writeFileSync(path.join(ROOT, 'docs/scenario-matrix.md'), markdown(all));
@@ -128,6 +142,47 @@ export default class MatrixReporter implements Reporter {
     return false;
   }
 }
+
+/**
+ * A partial run's cells over the last run's (e2e/.results/matrix.json, or the committed docs/ copy): every
+ * cell of the last matrix stays, those this run measured replace theirs and are marked fresh.
+ */
+function mergedWithLast(run: AllCells, results: string): AllCells {
+  const last = lastMatrix(results);
+  const merge = (old: CellRecord[] | undefined, fresh: CellRecord[]): CellRecord[] => {
+    const byCell = new Map<string, CellRecord>();
+    for (const cell of old ?? []) byCell.set(`${cell.scenario}/${cell.configuration}`, { ...cell, fresh: false });
+    for (const cell of fresh) byCell.set(`${cell.scenario}/${cell.configuration}`, { ...cell, fresh: true });
+    return [...byCell.values()];
+  };
+  return {
+    cells: merge(last?.cells, run.cells),
+    keyCells: merge(last?.keyStrategies?.cells, run.keyCells),
+    releaseCells: merge(last?.releaseRules?.cells, run.releaseCells),
+    answerCells: merge(last?.duplicateAnswers?.cells, run.answerCells),
+  };
+}
+
+type StoredMatrix = {
+  cells?: CellRecord[];
+  keyStrategies?: { cells?: CellRecord[] };
+  releaseRules?: { cells?: CellRecord[] };
+  duplicateAnswers?: { cells?: CellRecord[] };
+};
+
+function lastMatrix(results: string): StoredMatrix | undefined {
+  for (const file of [path.join(results, 'matrix.json'), path.join(ROOT, 'docs/scenario-matrix.json')]) {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as StoredMatrix;
+    } catch {
+      // not there, or unreadable: the next
+    }
+  }
+  return undefined;
+}
+
+const countOf = (all: AllCells) =>
+  all.cells.length + all.keyCells.length + all.releaseCells.length + all.answerCells.length;
 
 type Outcome = { charges: Charges; sees: string };
 const sameOutcome = (a: Outcome, b: Outcome) => a.charges === b.charges && a.sees === b.sees;

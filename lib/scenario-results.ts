@@ -11,12 +11,16 @@ export type MatrixCell = {
   expected: { charges: string; sees: string };
   actual: { charges: string; sees: string; chargeCount: number; requests?: number };
   pass: boolean;
+  /** In a partial run's matrix: this run measured it (the others are kept from the run before). */
+  fresh?: boolean;
 };
 
 export type Matrix = {
   runAt?: string;
   durationSeconds?: number;
   machine?: string;
+  /** A partial run (`-g`): how many cells it measured, merged into the matrix before it. */
+  freshCells?: number;
   configurations: Array<{ id: string; title: string }>;
   scenarios: Array<{ id: string; title: string; source: number }>;
   cells: MatrixCell[];

@@ -76,6 +76,9 @@ export default async function ScenariosPage() {
             {matrix.cells.every((cell) => cell.pass)
               ? t('allMatched')
               : t('differed', { count: matrix.cells.filter((cell) => !cell.pass).length })}
+            {matrix.from === 'latest run' && matrix.freshCells !== undefined ? (
+              <> {t('partialRun', { count: matrix.freshCells })}</>
+            ) : null}
           </p>
           <Legend />
           <h2 id="proof-title">{t('proofTitle')}</h2>
@@ -312,6 +315,7 @@ function CellView({ cell }: { cell: MatrixCell | undefined }) {
       {cell.actual.requests === undefined ? null : (
         <span className="block small muted">{t('requests', { count: cell.actual.requests })}</span>
       )}
+      {cell.fresh ? <span className={`block small ${styles.fresh}`}>{t('fresh')}</span> : null}
       {cell.pass ? null : (
         <span className="block small alarm">
           {t('declared', { charges: chargesOf(cell.expected.charges), sees: seesOf(cell.expected.sees) })}
