@@ -55,7 +55,7 @@ test.describe('in Chinese', () => {
     await page.getByRole('button', { name: /^支付/ }).click();
     await settled(page);
     await expect(page.getByRole('status')).toContainText('支付成功。你的卡已扣款 US$42.00');
-    await expect(page.getByRole('status')).toContainText('应答方：银行');
+    await expect(page.getByRole('status')).toContainText('响应方：银行');
     await expect(page.getByTestId('charge-count')).toHaveText('已扣款一次。');
     await expect(page.getByTestId('order-status')).toHaveText('已支付');
     await expectChinese(page);

@@ -314,6 +314,7 @@ function Collapsible({
   changed: boolean;
   children: ReactNode;
 }) {
+  const t = useTranslations('lab');
   const [open, setOpen] = useState(changed);
   useEffect(() => {
     if (changed) setOpen(true);
@@ -326,7 +327,11 @@ function Collapsible({
       onToggle={(event) => setOpen(event.currentTarget.open)}
     >
       <summary>
-        {title}: <span className={styles.summaryState}>{state}</span>
+        {t.rich('console.summary', {
+          title,
+          state,
+          value: (words) => <span className={styles.summaryState}>{words}</span>,
+        })}
       </summary>
       {children}
     </details>

@@ -48,7 +48,7 @@ describe('a reason in English', () => {
     [reason('bankTimeout', { ms: 10000 }), 'the bank did not answer within 10000 ms; the outcome is unknown'],
     [
       reason('outcomeDuplicate', { status: 'PAID', answeredBy: 'stateMachine' }),
-      'duplicate: answered with the first outcome (PAID) by stateMachine',
+      'duplicate: answered with the first outcome (PAID) by layer 3, state machine',
     ],
     [reason('outcomeCompleted', { status: 'DECLINED' }), 'this request was declined'],
     [

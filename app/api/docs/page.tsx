@@ -26,8 +26,8 @@ export default async function ApiDocsPage() {
       {locale === 'en' ? null : <p>{t.rich('reference.note', { code: (chunks) => <code>{chunks}</code> })}</p>}
       <div lang="en">
         <p>
-          {info.description} The same document as JSON: <a href="/api/openapi.json">/api/openapi.json</a> (OpenAPI 3.1);
-          every problem type: <Link href="/problems">/problems</Link>.
+          {inline(info.description)} The same document as JSON: <a href="/api/openapi.json">/api/openapi.json</a>{' '}
+          (OpenAPI 3.1); every problem type: <Link href="/problems">/problems</Link>.
         </p>
         <nav aria-label="Operations">
           <ul>
@@ -74,7 +74,7 @@ function Operation({ method, path, operation }: { method: string; path: string; 
       </h2>
       <p>
         <strong>{String(operation.summary ?? '')}</strong>
-        {operation.description ? ` ${String(operation.description)}` : ''}
+        {operation.description ? <> {inline(String(operation.description))}</> : ''}
       </p>
       {parameters.length > 0 ? (
         <table className="matrix">
@@ -94,7 +94,7 @@ function Operation({ method, path, operation }: { method: string; path: string; 
                   {parameter.required ? ' (required)' : ''}
                 </th>
                 <td>{parameter.in}</td>
-                <td className="small">{parameter.description ?? ''}</td>
+                <td className="small">{inline(parameter.description ?? '')}</td>
               </tr>
             ))}
           </tbody>
@@ -118,7 +118,7 @@ function Operation({ method, path, operation }: { method: string; path: string; 
             <dt>
               <strong>{status}</strong>
             </dt>
-            <dd className="small">{linkProblems(String(response.description ?? ''))}</dd>
+            <dd className="small">{inline(String(response.description ?? ''))}</dd>
           </div>
         ))}
       </dl>
@@ -126,17 +126,26 @@ function Operation({ method, path, operation }: { method: string; path: string; 
   );
 }
 
-/** "[name](/problems/name)" in a description, as links (the plain text between them needs no key). */
-function linkProblems(text: string) {
-  return text.split(/(\[[a-z-]+\]\(\/problems\/[a-z-]+\))/).map((part) => {
+/**
+ * A description's Markdown, the little the OpenAPI document uses: `code` spans and "[name](/problems/name)"
+ * links to the problem pages. Everything else is plain text (React escapes it).
+ */
+function inline(text: string) {
+  return text.split(/(`[^`]+`|\[[a-z-]+\]\(\/problems\/[a-z-]+\))/).map((part, index) => {
     const link = /^\[([a-z-]+)\]\((\/problems\/[a-z-]+)\)$/.exec(part);
-    return link ? (
-      <Link key={link[1]} href={link[2] ?? '/problems'}>
-        {link[1]}
-      </Link>
-    ) : (
-      part
-    );
+    if (link) {
+      return (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one fixed text, never reordered
+        <Link key={index} href={link[2] ?? '/problems'}>
+          {link[1]}
+        </Link>
+      );
+    }
+    if (part.startsWith('`') && part.endsWith('`') && part.length > 2) {
+      // biome-ignore lint/suspicious/noArrayIndexKey: as above
+      return <code key={index}>{part.slice(1, -1)}</code>;
+    }
+    return part;
   });
 }
 
