@@ -225,6 +225,14 @@ test('an exercise is set up in one click, exactly as its preset; ?exercise= offe
   await page.getByRole('button', { name: 'Set up exercise 3' }).click();
   await expect(page.getByText('Set up: exercise 3, The refresh during a stall')).toBeVisible();
   await expect.poll(() => myLab(page)).toEqual(presetOf('3'));
+  // Its "Fix it" (the switches custom now), then back on the lab from an order's link: the list still shows the
+  // exercise being played, not the first (issue 29, item 10).
+  await switchNamed(page, 'Request key').check();
+  await expect(page.getByText('Custom', { exact: true })).toBeVisible();
+  await page.goto('/lab?order=ord_0000000000000000');
+  await expect(page.getByLabel('Exercise', { exact: true })).toHaveValue('3');
+  await page.goto('/lab');
+  await expect(page.getByLabel('Exercise', { exact: true })).toHaveValue('3');
 
   // A preset's rarer faults are never folded away.
   await page.getByLabel('Exercise', { exact: true }).selectOption('11a');

@@ -77,16 +77,37 @@ function Toolbar({
   const [chosen, setChosen] = useState(
     () => findExercise(initialExercise ?? '')?.id ?? matching?.id ?? EXERCISES[0]?.id ?? '1',
   );
+  // Until the reader picks one, the list shows the exercise the switches are, or else the one this browser set up
+  // last: `/lab?order=…` after exercise 4's "Fix it" (custom switches) showed exercise 1 (issue 29, item 10).
+  const [picked, setPicked] = useState(initialExercise !== undefined);
+  const matchingId = matching?.id;
+  useEffect(() => {
+    if (picked || !hydrated) return;
+    const last = findExercise(readLastExercise() ?? '')?.id;
+    if (matchingId ?? last) setChosen((matchingId ?? last) as string);
+    setPicked(true); // once: from then on the list is the reader's
+  }, [picked, hydrated, matchingId]);
   const exercise = findExercise(chosen);
   // The whole settings, the gateway's included (its defaults are what exercise 10 describes): nothing set
   // before, for another exercise, lingers.
-  const setUp = () => (exercise ? lab.change(exerciseSettings(exercise)) : undefined);
+  const setUp = () => {
+    if (!exercise) return;
+    rememberLastExercise(exercise.id);
+    lab.change(exerciseSettings(exercise));
+  };
   return (
     <div className={styles.toolbar}>
       {heading}
       <div className={styles.preset}>
         <label htmlFor="exercise">{t('console.exercise')}</label>
-        <select id="exercise" value={chosen} onChange={(event) => setChosen(event.target.value)}>
+        <select
+          id="exercise"
+          value={chosen}
+          onChange={(event) => {
+            setPicked(true);
+            setChosen(event.target.value);
+          }}
+        >
           {EXERCISES.map((option) => (
             <option key={option.id} value={option.id}>
               {t('console.exerciseOption', { id: option.id, title: titleOf(option) })}
@@ -159,4 +180,22 @@ function Defences({ lab, hydrated }: { lab: LabSettingsState; hydrated: boolean 
       </ul>
     </>
   );
+}
+
+const LAST_EXERCISE = 'lab:last-exercise';
+
+function readLastExercise(): string | undefined {
+  try {
+    return window.localStorage.getItem(LAST_EXERCISE) ?? undefined;
+  } catch {
+    return undefined; // storage refused (a private window's policy): the list starts at the first
+  }
+}
+
+function rememberLastExercise(id: string): void {
+  try {
+    window.localStorage.setItem(LAST_EXERCISE, id);
+  } catch {
+    // as above
+  }
 }

@@ -20,7 +20,7 @@ describe('a reason in English', () => {
     ],
     [
       reason('keyClaimed', { key: 'ord_1', strategy: 'business', fence: 3, leaseMs: 30000 }),
-      'key ord_1: fence 3, lease 30000 ms',
+      'key ord_1: fence 3 (a reading of Redis’s clock: every later claim’s is larger), lease 30000 ms',
     ],
     [
       reason('keyStillProcessing', { key: 'a1b2', strategy: 'paramHash' }),
