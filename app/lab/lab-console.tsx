@@ -110,7 +110,11 @@ function Toolbar({
         >
           {EXERCISES.map((option) => (
             <option key={option.id} value={option.id}>
-              {t('console.exerciseOption', { id: option.id, title: titleOf(option) })}
+              {option.audience === 'presenter'
+                ? t('console.exerciseOptionPresenter', {
+                    option: t('console.exerciseOption', { id: option.id, title: titleOf(option) }),
+                  })
+                : t('console.exerciseOption', { id: option.id, title: titleOf(option) })}
             </option>
           ))}
         </select>

@@ -23,11 +23,40 @@ export type Exercise = {
   fix?: Partial<Layers>;
   /** The rows of the proof matrix (scenario ids) that prove this exercise. */
   scenarios: string[];
+  /**
+   * Who plays it in a room: an attendee in their browser, with their own lab; an attendee in a terminal (curl
+   * against the room's app, as `$ME`); or the presenter, on the projector (it needs the repository, Chromium, or
+   * the cluster). The guide says it under each heading (a test compares).
+   */
+  audience: Audience;
 };
+
+export type Audience = 'browser' | 'terminal' | 'presenter';
+
+/** Who plays each numbered section of the guide: an exercise in parts is played by one audience. */
+const AUDIENCE: Record<string, Audience> = {
+  '1': 'browser',
+  '2': 'browser',
+  '3': 'browser',
+  '4': 'browser',
+  '5': 'browser',
+  '6': 'presenter',
+  '7': 'terminal',
+  '8': 'browser',
+  '9': 'presenter',
+  '10': 'presenter',
+  '11': 'browser',
+  '12': 'browser',
+  '13': 'browser',
+  '14': 'browser',
+};
+
+/** The guide's section of an exercise: "8" for "8b". */
+export const sectionOf = (id: string): string => id.replace(/[a-z]+$/, '');
 
 const latency = (bankLatencyMs: number) => ({ bankLatencyMs });
 
-export const EXERCISES: Exercise[] = [
+const LISTED: Array<Omit<Exercise, 'audience'>> = [
   {
     id: '1',
     anchor: '1-the-double-click-layer-0-the-pending-ui',
@@ -168,6 +197,11 @@ export const EXERCISES: Exercise[] = [
     scenarios: ['client-undici', 'client-got', 'client-ky', 'client-axios', 'client-fetch'],
   },
 ];
+
+export const EXERCISES: Exercise[] = LISTED.map((exercise) => ({
+  ...exercise,
+  audience: AUDIENCE[sectionOf(exercise.id)] ?? 'presenter',
+}));
 
 /** The whole lab of an exercise: its preset over the defaults. Applied as a whole, so nothing earlier lingers. */
 export function exerciseSettings(exercise: Exercise): LabSettings {
