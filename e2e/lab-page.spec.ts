@@ -245,3 +245,48 @@ test('an exercise is set up in one click, exactly as its preset; ?exercise= offe
   await switchNamed(page, 'Bank key').check();
   await expect(page.getByText('Custom', { exact: true })).toBeVisible();
 });
+
+// Issue 29, item 9: read from the back of the room and on a phone, the lab hid the lesson: lane text cut with
+// "…" ("no charge yet, but the …"), the side panel scrolling inside itself for its faults and key radios, the
+// timeline's toolbar wider than a phone. Every element that clips its content (overflow hidden, clip, auto or
+// scroll) must hold it whole, every folded group open, and the page must not scroll sideways.
+for (const viewport of [
+  { width: 1366, height: 768 },
+  { width: 390, height: 844 },
+]) {
+  test(`at ${viewport.width}×${viewport.height} no lane, panel or toolbar cuts its text or hides a control`, async ({
+    page,
+    request,
+  }) => {
+    await page.setViewportSize(viewport);
+    await page.goto('/lab');
+    const orders = await Promise.all([0, 1].map(() => createOrder(request, { layers: ALL_ON })));
+    for (const orderNo of orders) {
+      const paid = await page.request.post('/api/payments', {
+        headers: { 'idempotency-key': `overflow-${orderNo}` },
+        data: { orderNo, amountCents: 4_200 },
+      });
+      expect(paid.status()).toBe(201);
+    }
+    await page.reload();
+    await expect(page.locator('li.lane[data-ends-at="bank"]')).toHaveCount(2);
+    for (const summary of await page.locator('summary').all()) await summary.click();
+    const cut = await page.evaluate(() => {
+      const found: string[] = [];
+      const name = (element: Element) =>
+        `${element.tagName.toLowerCase()}.${[...element.classList].join('.')} "${(element.textContent ?? '').trim().slice(0, 60)}"`;
+      for (const element of document.querySelectorAll('main *')) {
+        const box = element.getBoundingClientRect();
+        if (box.width <= 1 || box.height <= 1) continue; // nothing drawn, or the screen readers' text
+        const style = getComputedStyle(element);
+        const clips = (overflow: string) => ['hidden', 'clip', 'auto', 'scroll'].includes(overflow);
+        if (clips(style.overflowX) && element.scrollWidth > element.clientWidth + 1) found.push(`${name(element)} (x)`);
+        if (clips(style.overflowY) && element.scrollHeight > element.clientHeight + 1)
+          found.push(`${name(element)} (y)`);
+      }
+      if (document.documentElement.scrollWidth > window.innerWidth) found.push('the page scrolls sideways');
+      return found;
+    });
+    expect(cut).toEqual([]);
+  });
+}
