@@ -35,6 +35,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
             </Link>
             <nav aria-label={t('nav.label')}>
               <Link href="/lab">{t('nav.lab')}</Link>
+              <Link href="/workshop">{t('nav.workshop')}</Link>
               <Link href="/scenarios">{t('nav.scenarios')}</Link>
               <Link href="/glossary">{t('nav.glossary')}</Link>
               <Link href="/api/docs">{t('nav.api')}</Link>

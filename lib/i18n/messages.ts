@@ -10,6 +10,7 @@ import enLayers from '../../messages/en/layers.json' with { type: 'json' };
 import enProblems from '../../messages/en/problems.json' with { type: 'json' };
 import enScenarios from '../../messages/en/scenarios.json' with { type: 'json' };
 import enTimeline from '../../messages/en/timeline.json' with { type: 'json' };
+import enWorkshop from '../../messages/en/workshop.json' with { type: 'json' };
 import zhCheckout from '../../messages/zh-CN/checkout.json' with { type: 'json' };
 import zhCommon from '../../messages/zh-CN/common.json' with { type: 'json' };
 import zhGlossary from '../../messages/zh-CN/glossary.json' with { type: 'json' };
@@ -19,6 +20,7 @@ import zhLayers from '../../messages/zh-CN/layers.json' with { type: 'json' };
 import zhProblems from '../../messages/zh-CN/problems.json' with { type: 'json' };
 import zhScenarios from '../../messages/zh-CN/scenarios.json' with { type: 'json' };
 import zhTimeline from '../../messages/zh-CN/timeline.json' with { type: 'json' };
+import zhWorkshop from '../../messages/zh-CN/workshop.json' with { type: 'json' };
 import type { Locale } from './locales.ts';
 
 const en = {
@@ -31,6 +33,7 @@ const en = {
   timeline: enTimeline,
   scenarios: enScenarios,
   problems: enProblems,
+  workshop: enWorkshop,
 };
 export type Messages = typeof en;
 
@@ -46,6 +49,7 @@ export const MESSAGES: Record<Locale, Messages> = {
     timeline: zhTimeline,
     scenarios: zhScenarios,
     problems: zhProblems,
+    workshop: zhWorkshop,
   },
 };
 

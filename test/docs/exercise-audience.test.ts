@@ -28,3 +28,20 @@ describe('the guides say who plays each exercise', () => {
     });
   }
 });
+
+describe('the facilitator’s plan', () => {
+  const read = (file: string) => readFileSync(path.resolve(import.meta.dirname, '../..', file), 'utf8');
+  const shape = (text: string) => ({
+    headings: text.split('\n').filter((line) => line.startsWith('#')).length,
+    rows: text.split('\n').filter((line) => line.startsWith('| ')).length,
+    items: text.split('\n').filter((line) => line.startsWith('- **')).length,
+  });
+  it('is the same plan in both languages, ninety minutes from 0 to 90', () => {
+    const english = read('docs/facilitator.md');
+    expect(shape(read('docs/facilitator.zh-CN.md'))).toEqual(shape(english));
+    const times = [...english.matchAll(/^\| (\d+)-(\d+) \|/gm)].map(([, from, to]) => [Number(from), Number(to)]);
+    expect(times[0]?.[0]).toBe(0);
+    expect(times.at(-1)?.[1]).toBe(90);
+    for (let i = 1; i < times.length; i++) expect(times[i]?.[0]).toBe(times[i - 1]?.[1]); // no gap, no overlap
+  });
+});

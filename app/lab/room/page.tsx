@@ -2,6 +2,7 @@ import type { Metadata } from 'next';
 import { cookies, headers } from 'next/headers';
 import { notFound } from 'next/navigation';
 import { getTranslations } from 'next-intl/server';
+import { WorkshopNav } from '@/app/workshop/workshop-document';
 import { env } from '@/lib/env';
 import { redisMemory, stateOf } from '@/lib/health';
 import { isExposed } from '@/lib/http/presenter';
@@ -50,6 +51,7 @@ export default async function RoomPage() {
   return (
     <>
       <h1>{t('title')}</h1>
+      <WorkshopNav />
       <RefreshEvery ms={3_000} />
       <section className="card room-summary" aria-labelledby="room-title">
         <h2 id="room-title">{t('rightNow')}</h2>

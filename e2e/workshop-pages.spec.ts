@@ -1,0 +1,85 @@
+// The workshop's served pages (issue 29, "What a teacher needs beyond the guide"): the guide at the room's own
+// address, the handout with the answers left out and a print stylesheet, the facilitator's plan, and the opening
+// slides, keyboard-driven and printable; in English and Chinese; axe finds nothing on any.
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test } from './fixtures';
+
+const PAGES = ['/workshop', '/workshop/handout', '/workshop/facilitator', '/workshop/slides'];
+
+for (const locale of ['en-US', 'zh-CN'] as const) {
+  test.describe(`the workshop's pages (${locale})`, () => {
+    test.use({ locale });
+
+    test('each page is served, its links this app’s own, and axe finds nothing', async ({ page }) => {
+      for (const path of PAGES) {
+        const response = await page.goto(path);
+        expect(response?.status(), path).toBe(200);
+        const hrefs = await page.locator('main a').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+        expect(
+          hrefs.filter((href) => href?.includes('localhost:3000')),
+          path,
+        ).toEqual([]);
+        const results = await new AxeBuilder({ page }).analyze();
+        expect(results.violations.map((v) => `${path}: ${v.id} (${v.nodes.length})`)).toEqual([]);
+      }
+    });
+
+    test('the guide opens each exercise’s lab at this address and says who plays each exercise', async ({ page }) => {
+      await page.goto('/workshop');
+      await expect(page.locator('main a[href="/lab?exercise=11a"]')).toHaveCount(1);
+      const presenter = locale === 'en-US' ? /^The presenter shows this one/ : /^由讲师演示/;
+      const browser = locale === 'en-US' ? /^Attendees: in your browser/ : /^学员：在你的浏览器里/;
+      await expect(page.locator('main h2 + p em').filter({ hasText: presenter })).toHaveCount(3); // 6, 9, 10
+      await expect(page.locator('main h2 + p em').filter({ hasText: browser })).toHaveCount(10);
+    });
+
+    test('the handout keeps each prediction and its steps, leaves the answers out, and prints without the site', async ({
+      page,
+    }) => {
+      await page.goto('/workshop/handout');
+      const main = page.locator('main');
+      const [predict, watch, answer] =
+        locale === 'en-US'
+          ? ['Predict.', 'Watch.', 'Charged 2 times for one order']
+          : ['预测。', '观察。', '一个订单被扣款 2 次'];
+      await expect(main.getByText(predict, { exact: false }).first()).toBeVisible();
+      expect(await main.locator('.handout-answer').count()).toBeGreaterThanOrEqual(12);
+      await expect(main.locator('a[href="/lab?exercise=1"]')).toHaveCount(1);
+      await expect(main).not.toContainText(answer);
+      expect(await main.locator('p strong', { hasText: watch }).count()).toBeLessThanOrEqual(
+        await main.locator('a[href*="lab?exercise="]').count(),
+      );
+      await page.emulateMedia({ media: 'print' });
+      await expect(page.locator('.site-header')).toBeHidden();
+      await expect(page.locator('.workshop-nav')).toBeHidden();
+    });
+
+    test('the slides move with the keyboard, keep their number in the address, and print one a page', async ({
+      page,
+    }) => {
+      await page.goto('/workshop/slides');
+      const shown = page.locator('section.slide:visible');
+      await expect(shown).toHaveCount(1);
+      await expect(shown).toHaveAttribute('data-slide', '1');
+      await expect(shown).toContainText(/http:\/\/(localhost|127\.0\.0\.1):\d+/); // the room's address
+      await page.keyboard.press('ArrowRight');
+      await expect(page.locator('section.slide:visible')).toHaveAttribute('data-slide', '2');
+      await page.keyboard.press('End');
+      await expect(page.locator('section.slide:visible')).toHaveAttribute('data-slide', '7');
+      await expect(page).toHaveURL(/#7$/);
+      await page.reload();
+      await expect(page.locator('section.slide:visible')).toHaveAttribute('data-slide', '7');
+      await page.keyboard.press('Home');
+      await expect(page.locator('section.slide:visible')).toHaveAttribute('data-slide', '1');
+      await page.emulateMedia({ media: 'print' });
+      await expect(page.locator('section.slide:visible')).toHaveCount(7);
+    });
+  });
+}
+
+test('the room’s view links the facilitator’s plan, the handout and the slides', async ({ page }) => {
+  await page.goto('/lab/room'); // on loopback, everyone is the presenter
+  for (const href of ['/workshop', '/workshop/handout', '/workshop/facilitator', '/workshop/slides']) {
+    await expect(page.locator(`main a[href="${href}"]`).first()).toBeVisible();
+  }
+});
