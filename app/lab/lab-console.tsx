@@ -43,6 +43,7 @@ export function LabConsole(props: Props) {
   return (
     <div className={styles.console}>
       <Toolbar lab={lab} hydrated={hydrated} heading={props.heading} initialExercise={props.initialExercise} />
+      {scope === 'mine' ? <RoomNotice lab={lab} hydrated={hydrated} /> : null}
       <div className={styles.columns}>
         <section className={styles.panel} aria-labelledby="switches-title">
           <Defences lab={lab} hydrated={hydrated} />
@@ -56,6 +57,26 @@ export function LabConsole(props: Props) {
         <Timeline initialEvents={initialEvents} scope={scope} initialFilter={initialOrder} client={client} />
       </div>
     </div>
+  );
+}
+
+/**
+ * The presenter's exercise for everyone, as this lab lives it: followed (no changes of my own), or not, with
+ * the button that follows it (my own changes dropped).
+ */
+function RoomNotice({ lab, hydrated }: { lab: LabSettingsState; hydrated: boolean }) {
+  const t = useTranslations('lab');
+  const { exercise, follows } = lab.room;
+  if (!exercise) return null;
+  return (
+    <p className={styles.current} role="status" data-testid="room-notice" data-follows={follows ? 'yes' : 'no'}>
+      {follows ? t('console.roomFollowing', { id: exercise }) : t('console.roomNotFollowing', { id: exercise })}{' '}
+      {follows ? null : (
+        <button type="button" className="button" onClick={() => lab.follow()} disabled={!hydrated}>
+          {t('console.followRoom', { id: exercise })}
+        </button>
+      )}
+    </p>
   );
 }
 

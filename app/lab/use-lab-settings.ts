@@ -19,7 +19,17 @@ export type LabSettingsState = {
   error: string | undefined;
   change: (patch: LabSettingsPatch) => Promise<void>;
   reset: () => Promise<void>;
+  /** The room's exercise (the presenter's "for everyone"), and whether this lab follows it (no own changes). */
+  room: { exercise?: string; follows: boolean };
+  /** Drops this lab's own changes: it follows the room again. */
+  follow: () => Promise<void>;
 };
+
+/** What a lab's answer says of the room (GET /api/lab/config, POST /api/lab/follow). */
+const roomOf = (response: Response) => ({
+  exercise: response.headers.get('x-lab-room-exercise') ?? undefined,
+  follows: response.headers.get('x-lab-follows-room') !== 'no',
+});
 
 /** `global`: the presenter's room edits the global settings; an attendee, their own lab. */
 export function useLabSettings(initialSettings: LabSettings, global: boolean): LabSettingsState {
@@ -27,6 +37,7 @@ export function useLabSettings(initialSettings: LabSettings, global: boolean): L
   const scope = global ? '?scope=global' : '';
   const [settings, setSettings] = useState<LabSettings>(initialSettings);
   const [error, setError] = useState<string>();
+  const [room, setRoom] = useState<LabSettingsState['room']>({ follows: true });
   const generation = useRef(0);
   const writing = useRef(0);
 
@@ -36,7 +47,10 @@ export function useLabSettings(initialSettings: LabSettings, global: boolean): L
     const response = await fetch(`/api/lab/config${scope}`, { cache: 'no-store' });
     const fresh = response.ok ? ((await response.json()) as LabSettings) : undefined;
     // Judged after the body has arrived: a change made while it was read would otherwise be undone.
-    if (fresh && started === generation.current && writing.current === 0) setSettings(fresh);
+    if (fresh && started === generation.current && writing.current === 0) {
+      setSettings(fresh);
+      if (!global) setRoom(roomOf(response));
+    }
   });
 
   const refused = (response: Response | undefined, body: unknown): string => {
@@ -64,6 +78,8 @@ export function useLabSettings(initialSettings: LabSettings, global: boolean): L
     const saved = response?.ok ? (body as LabSettings | undefined) : undefined;
     if (saved) {
       setSettings(saved);
+      // A change of my own: this lab no longer follows the room (until I follow it again).
+      if (!global) setRoom((current) => ({ ...current, follows: url === '/api/lab/follow' }));
       return;
     }
     setError(refused(response, body));
@@ -81,5 +97,6 @@ export function useLabSettings(initialSettings: LabSettings, global: boolean): L
     });
   };
   const reset = () => send(`/api/lab/reset${scope}`, { method: 'POST' });
-  return { settings, error, change, reset };
+  const follow = () => send('/api/lab/follow', { method: 'POST' });
+  return { settings, error, change, reset, room, follow };
 }

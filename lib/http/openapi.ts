@@ -427,7 +427,67 @@ const labPaths = {
       responses: { '204': { description: 'Emptied.' }, '404': labDisabled },
     },
   },
+  ...roomPaths(),
 } satisfies ZodOpenApiPathsObject;
+
+/** The presenter steering a workshop room, and an attendee following it (lib/lab/room-steering.ts). */
+function roomPaths(): ZodOpenApiPathsObject {
+  const RoomExercise = z
+    .object({ exercise: z.object({ id: z.string(), at: z.number().int() }).nullable() })
+    .meta({ id: 'RoomExercise', example: { exercise: { id: '1', at: 1_796_156_382_271 } } });
+  const presenter = problems('Not the presenter (the lab secret, once the app is exposed).', ['presenter-only']);
+  return {
+    '/api/lab/room/exercise': {
+      get: {
+        operationId: 'readRoomExercise',
+        tags: ['lab'],
+        summary: 'The exercise the presenter set up for everyone',
+        responses: {
+          '200': { description: 'The exercise, or `null`.', content: { 'application/json': { schema: RoomExercise } } },
+          '404': labDisabled,
+        },
+      },
+      post: {
+        operationId: 'setUpExerciseForEveryone',
+        tags: ['lab'],
+        summary: 'Set up an exercise for everyone',
+        description:
+          'The exercise’s preset becomes the global lab, which every attendee without a lab of their own follows at once; an attendee who changed their own lab is told (`X-Lab-Follows-Room: no` and `X-Lab-Room-Exercise` on `GET /api/lab/config`) and may follow (`POST /api/lab/follow`).',
+        requestBody: {
+          content: {
+            'application/json': { schema: z.object({ exercise: z.string() }).meta({ example: { exercise: '1' } }) },
+          },
+        },
+        responses: {
+          '200': { description: 'Set up.', content: { 'application/json': { schema: RoomExercise } } },
+          '400': problems('No such exercise, named in `errors`.', ['validation', 'malformed-json']),
+          '401': presenter,
+          '404': labDisabled,
+        },
+      },
+    },
+    '/api/lab/room/reset': {
+      post: {
+        operationId: 'resetRoom',
+        tags: ['lab'],
+        summary: 'Reset the room: its timeline, the global lab (the gateway included), its counts from now',
+        responses: { '204': { description: 'Reset.' }, '401': presenter, '404': labDisabled },
+      },
+    },
+    '/api/lab/follow': {
+      post: {
+        operationId: 'followRoom',
+        tags: ['lab'],
+        summary: 'Follow the room: drop this browser’s own lab changes',
+        responses: {
+          '200': { description: 'The lab, the room’s.', content: { 'application/json': { schema: Lab } } },
+          '400': problems('No session: following the room is a browser’s.', ['missing-caller']),
+          '404': labDisabled,
+        },
+      },
+    },
+  };
+}
 
 /** The OpenAPI 3.1 document of the whole API. */
 export function openApiDocument() {

@@ -31,7 +31,8 @@ export type PresenterAction =
   | 'changeGlobalLab'
   | 'readEveryonesTimeline'
   | 'deleteTimeline'
-  | 'resetGlobalLab';
+  | 'resetGlobalLab'
+  | 'steerRoom';
 
 /** 401 (no or wrong secret) for an action of the room's presenter. */
 export function presenterOnly(action: PresenterAction): Response {

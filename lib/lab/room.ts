@@ -3,6 +3,7 @@ import 'server-only';
 // charged more than once (from the bank's statement: the timeline keeps only its newest 1,000 entries, which
 // anyone can fill), under which switches (each lane says which defences it ran with, while it is still there).
 import { getDb } from '../db.ts';
+import { roomSince } from './room-steering.ts';
 import { readTimeline, type StoredTimelineEvent } from './timeline.ts';
 
 export type RoomSummary = {
@@ -45,12 +46,16 @@ function readLanes(events: StoredTimelineEvent[]): { attendees: Set<string>; req
 const DOUBLE_CHARGES_SINCE_HOURS = 24;
 const MOST_DOUBLE_CHARGES = 100;
 
-/** The orders the bank charged more than once in the last day, newest first (the statement's index on its time). */
+/**
+ * The orders the bank charged more than once in the last day, or since the room's reset, newest first (the
+ * statement's index on its time).
+ */
 async function doubleChargedOrders(): Promise<Array<{ orderNo: string; charges: number; at: number }>> {
+  const since = new Date(await roomSince());
   const rows = await getDb().$queryRaw<Array<{ order_no: string; charges: number; at: Date }>>`
     SELECT merchant_ref AS order_no, count(*)::int AS charges, max(created_at) AS at
     FROM bank_charges
-    WHERE created_at > now() - make_interval(hours => ${DOUBLE_CHARGES_SINCE_HOURS})
+    WHERE created_at > now() - make_interval(hours => ${DOUBLE_CHARGES_SINCE_HOURS}) AND created_at > ${since}
     GROUP BY merchant_ref
     HAVING count(*) > 1
     ORDER BY max(created_at) DESC

@@ -23,7 +23,7 @@ declare module 'ioredis' {
 
 const KEY = 'lab:config';
 /** An attendee's own lab (a browser session's): the settings its orders run with, once it changed any. */
-const MINE = (session: CallerScope) => `lab:mine:${session}`;
+export const MINE = (session: CallerScope) => `lab:mine:${session}`;
 /** An attendee's own settings live this long after their last change; then the session follows the global again. */
 const MINE_TTL_MS = 7 * 24 * 3_600_000;
 const UPDATE = readLua('updateLabConfig', 'lab/update-lab-config.lua', 1);

@@ -7,7 +7,15 @@ import { env } from '@/lib/env';
 import { redisMemory, stateOf } from '@/lib/health';
 import { isExposed } from '@/lib/http/presenter';
 import { isPresenter } from '@/lib/http/presenter-session';
+import { findExercise } from '@/lib/lab/exercises';
 import { readRoom } from '@/lib/lab/room';
+import {
+  type AttendeeProgress,
+  type RoomExercise,
+  readProgress,
+  roomExercise,
+  roomSince,
+} from '@/lib/lab/room-steering';
 import { getLabSettings } from '@/lib/lab/settings-store';
 import { readTimeline } from '@/lib/lab/timeline';
 import { BANK_SETTLEMENT_WINDOW_MS, BANK_TIMEOUT_MS } from '@/lib/payments/bank';
@@ -15,6 +23,7 @@ import { LabConsole } from '../lab-console';
 import { signOutPresenter } from './actions';
 import { RefreshEvery } from './refresh';
 import { PresenterSignIn } from './sign-in';
+import { RoomSteering } from './steering';
 
 export async function generateMetadata(): Promise<Metadata> {
   return { title: (await getTranslations('lab.room'))('title') };
@@ -41,18 +50,23 @@ export default async function RoomPage() {
       </>
     );
   }
-  const [room, settings, events, memory] = await Promise.all([
+  const [room, settings, events, memory, exercise, since] = await Promise.all([
     readRoom(),
     getLabSettings(),
     readTimeline(undefined, 200),
     redisMemory(),
+    roomExercise(),
+    roomSince(),
   ]);
+  const progress = await readProgress(findExercise(exercise?.id ?? ''), Math.max(since, exercise?.at ?? 0));
   const fullness = stateOf(memory);
   return (
     <>
       <h1>{t('title')}</h1>
       <WorkshopNav />
       <RefreshEvery ms={3_000} />
+      <RoomSteering current={exercise?.id} />
+      <Progress rows={progress} exercise={exercise} />
       <section className="card room-summary" aria-labelledby="room-title">
         <h2 id="room-title">{t('rightNow')}</h2>
         <dl className="facts">
@@ -93,6 +107,46 @@ export default async function RoomPage() {
         bankTimeoutMs={BANK_TIMEOUT_MS}
         settlementWindowMs={BANK_SETTLEMENT_WINDOW_MS}
       />
+    </>
+  );
+}
+
+/** Who has seen the lesson of the room's exercise: a double charge, the fix switched on, then one charge. */
+async function Progress({ rows, exercise }: { rows: AttendeeProgress[]; exercise?: RoomExercise }) {
+  const t = await getTranslations('lab.room');
+  const on = exercise ? (
+    <p data-testid="room-exercise">
+      {t('onExercise', { id: exercise.id, at: new Date(exercise.at).toISOString().slice(11, 19) })}
+    </p>
+  ) : null;
+  if (rows.length === 0) return on;
+  const said = (value: boolean | undefined) => (value === undefined ? t('noFix') : value ? t('yes') : t('no'));
+  return (
+    <>
+      {on}
+      <table className="matrix" data-testid="room-progress">
+        <caption>
+          {t('progressTitle')}. <span className="small muted">{t('progressCaption')}</span>
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">{t('attendee')}</th>
+            <th scope="col">{t('sawDoubleCharge')}</th>
+            <th scope="col">{t('fixedIt')}</th>
+            <th scope="col">{t('paidOnce')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row, index) => (
+            <tr key={row.attendee} data-attendee={row.attendee}>
+              <th scope="row">{index + 1}</th>
+              <td>{said(row.sawDoubleCharge)}</td>
+              <td>{said(row.fixedIt)}</td>
+              <td>{said(row.paidOnce)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </>
   );
 }

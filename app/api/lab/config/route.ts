@@ -7,6 +7,7 @@ import { isExposed, presenterOnly, sharedFaultsIn } from '@/lib/http/presenter';
 import { isPresenter } from '@/lib/http/presenter-session';
 import { json, problem, say, withProblems } from '@/lib/http/problem';
 import { refuseCrossSite } from '@/lib/http/same-origin';
+import { followingOf } from '@/lib/lab/room-steering';
 import { LabSettingsPatchSchema } from '@/lib/lab/settings';
 import {
   getLabSettings,
@@ -35,8 +36,13 @@ export const GET = withProblems(async (request: NextRequest): Promise<Response> 
   const orderNo = request.nextUrl.searchParams.get('orderNo');
   if (orderNo === null) {
     const { session } = scopeOf(request);
-    return json(session ? await getLabSettingsFor(session) : await getLabSettings(), 200, {
-      'x-lab-scope': session ? 'mine' : 'global',
+    if (!session) return json(await getLabSettings(), 200, { 'x-lab-scope': 'global' });
+    // Whether this lab follows the room (the presenter's "for everyone"), and the exercise the room is on.
+    const [settings, room] = await Promise.all([getLabSettingsFor(session), followingOf(session)]);
+    return json(settings, 200, {
+      'x-lab-scope': 'mine',
+      'x-lab-follows-room': room.follows ? 'yes' : 'no',
+      ...(room.exercise ? { 'x-lab-room-exercise': room.exercise.id } : {}),
     });
   }
   const who = callerOf(request);
