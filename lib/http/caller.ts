@@ -42,3 +42,14 @@ export function sessionCallerOf(request: NextRequest): CallerScope | undefined {
   const session = sessionIdOf(request.cookies, request.headers);
   return session ? sessionScope(session) : undefined;
 }
+
+/**
+ * 400 for a request that must come from a browser session and did not (a service, or no cookie): `detail`,
+ * the message of problems.json's details that says why this route is a browser's.
+ */
+export function missingSession(detail: 'missingCallerTimeline' | 'missingCallerFollow'): Response {
+  return problem(400, 'missing-caller', 'Who is calling?', {
+    detail: say(`details.${detail}`),
+    errors: [{ field: 'Cookie', message: say('fields.sessionOfCheckout') }],
+  });
+}

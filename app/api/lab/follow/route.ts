@@ -1,8 +1,8 @@
 import type { NextRequest } from 'next/server';
-import { sessionCallerOf } from '@/lib/http/caller';
+import { missingSession, sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
-import { json, problem, say, withProblems } from '@/lib/http/problem';
+import { json, withProblems } from '@/lib/http/problem';
 import { refuseCrossSite } from '@/lib/http/same-origin';
 import { followRoom } from '@/lib/lab/room-steering';
 
@@ -11,12 +11,7 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   const disabled = labDisabled() ?? refuseCrossSite(request);
   if (disabled) return disabled;
   const session = sessionCallerOf(request);
-  if (!session) {
-    return problem(400, 'missing-caller', 'Who is calling?', {
-      detail: say('details.missingCallerFollow'),
-      errors: [{ field: 'Cookie', message: say('fields.sessionOfCheckout') }],
-    });
-  }
+  if (!session) return missingSession('missingCallerFollow');
   return json(await followRoom(session), 200, { 'x-lab-scope': 'mine', 'x-lab-follows-room': 'yes' });
 });
 

@@ -1,7 +1,7 @@
 import type { NextRequest } from 'next/server';
 import { z } from 'zod';
 import { readJsonBody } from '@/lib/http/body';
-import { sessionCallerOf } from '@/lib/http/caller';
+import { missingSession, sessionCallerOf } from '@/lib/http/caller';
 import { labDisabled } from '@/lib/http/lab-guard';
 import { otherMethods } from '@/lib/http/methods';
 import { presenterOnly } from '@/lib/http/presenter';
@@ -72,12 +72,7 @@ export const POST = withProblems(async (request: NextRequest): Promise<Response>
   const disabled = labDisabled() ?? refuseCrossSite(request);
   if (disabled) return disabled;
   const session = sessionCallerOf(request);
-  if (!session) {
-    return problem(400, 'missing-caller', 'Who is calling?', {
-      detail: say('details.missingCallerTimeline'),
-      errors: [{ field: 'Cookie', message: say('fields.sessionOfCheckout') }],
-    });
-  }
+  if (!session) return missingSession('missingCallerTimeline');
   const limited = await limitRate('clicks', session, request.headers);
   if (limited) return limited;
   const body = await readJsonBody(request, BrowserEventSchema);
