@@ -36,7 +36,7 @@ async function expectHydrated(page: Page): Promise<void> {
 }
 
 test.describe('Content-Security-Policy', () => {
-  for (const path of ['/', '/lab', '/scenarios', '/api/docs']) {
+  for (const path of ['/', '/lab', '/lab/room', '/scenarios', '/api/docs', '/workshop/slides']) {
     test(`${path} loads and hydrates with nothing blocked`, async ({ page }) => {
       const reports = await watchPolicy(page);
       const response = await page.goto(path);

@@ -1,4 +1,5 @@
 'use client';
+import '@/lib/ui/zod-without-eval'; // before zod is used: the page's CSP forbids eval
 import { useRouter } from 'next/navigation';
 import { useTranslations } from 'next-intl';
 import { useState } from 'react';
