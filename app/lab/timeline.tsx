@@ -353,7 +353,7 @@ function LaneSender({ lane, showInstance }: { lane: LaneView; showInstance: bool
       {t('worker')}
       {charge ? (
         <>
-          {' '}
+          {/* The message holds its own separator: a space in English, a full-width comma in Chinese. */}
           {t.rich('forCharge', {
             charge,
             id: (chunks) => (
