@@ -3,7 +3,7 @@
 // changed their own lab, who may follow; the progress view reads who saw the double charge, switched the fix on
 // and then paid once; the room's reset clears it. Only the presenter may steer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exerciseSettings, findExercise } from '../../lib/lab/exercises.ts';
+import { EXERCISES, exerciseSettings, findExercise } from '../../lib/lab/exercises.ts';
 import { type App, expectProblem, hostilePort, ownDatabase, send, startTestApp } from './harness.ts';
 
 const SECRET = 'presenter-secret-for-the-steered-room';
@@ -132,4 +132,28 @@ describe('the presenter steers the room', () => {
     const room = await send(url('/lab/room'), { headers: presenter });
     expect(/data-testid="double-charges">(\d+)</.exec(room.text)?.[1]).toBe('0');
   });
+});
+
+// Issue 29: every exercise marked for attendees is set up from an attendee's own lab in a room, with no
+// presenter action: its preset is accepted (no fault of it is the presenter's), the attendee's orders run under
+// it, and another attendee's do not.
+describe('every attendee’s exercise, from their own lab in a room', () => {
+  for (const exercise of EXERCISES.filter((e) => e.audience !== 'presenter')) {
+    it(`exercise ${exercise.id}`, async () => {
+      const [player, neighbour] = [await attendee(), await attendee()];
+      const preset = exerciseSettings(exercise);
+      const set = await send(url('/api/lab/config'), { method: 'PUT', headers: player, body: JSON.stringify(preset) });
+      expect(set.status, set.text).toBe(200);
+      expect(set.json()).toEqual(preset);
+      const orderOf = async (headers: Record<string, string>) => {
+        const created = await send(url('/api/orders'), { method: 'POST', headers, body: '{}' });
+        expect(created.status, created.text).toBe(201);
+        const { orderNo } = created.json() as { orderNo: string };
+        return (await send(url(`/api/lab/config?orderNo=${orderNo}`), { headers })).json();
+      };
+      expect(await orderOf(player)).toEqual(preset);
+      expect(await orderOf(neighbour)).toEqual((await labOf(neighbour)).settings);
+      expect((await labOf(neighbour)).settings).not.toEqual(preset);
+    });
+  }
 });
