@@ -2,7 +2,7 @@
 // of its own, so these tests change only their own and run beside every other spec (the global settings,
 // the presenter's, are tested by test/hostile/room.int.test.ts).
 import AxeBuilder from '@axe-core/playwright';
-import type { Page } from '@playwright/test';
+import type { APIRequestContext, Page } from '@playwright/test';
 import { exerciseSettings, findExercise } from '../lib/lab/exercises';
 import { SWITCHES } from '../lib/lab/layer-info';
 import { ALL_ON, createOrder, expect, test } from './fixtures';
@@ -13,6 +13,18 @@ async function newOrderFromHome(page: Page): Promise<string> {
   // A server action creates the order, then the checkout renders on the server: on a busy machine, seconds.
   await expect(page).toHaveURL(/\/checkout\//, { timeout: 20_000 });
   return page.url().split('/').pop() ?? '';
+}
+
+/** `count` orders paid through the API by this browser's session: their lanes show in its lab. */
+async function paidInThisLab(page: Page, request: APIRequestContext, count: number, prefix: string): Promise<void> {
+  const orders = await Promise.all(Array.from({ length: count }, () => createOrder(request, { layers: ALL_ON })));
+  for (const orderNo of orders) {
+    const paid = await page.request.post('/api/payments', {
+      headers: { 'idempotency-key': `${prefix}-${orderNo}` },
+      data: { orderNo, amountCents: 4_200 },
+    });
+    expect(paid.status()).toBe(201);
+  }
 }
 
 const switchNamed = (page: Page, name: string) => page.getByRole('switch', { name: new RegExp(name) });
@@ -164,14 +176,7 @@ test.describe('at a projector’s 1366×768', () => {
     request,
   }) => {
     await page.goto('/lab'); // this browser's session: the lanes of its payments show in its lab
-    const orders = await Promise.all([0, 1, 2].map(() => createOrder(request, { layers: ALL_ON })));
-    for (const orderNo of orders) {
-      const paid = await page.request.post('/api/payments', {
-        headers: { 'idempotency-key': `projector-${orderNo}` },
-        data: { orderNo, amountCents: 4_200 },
-      });
-      expect(paid.status()).toBe(201);
-    }
+    await paidInThisLab(page, request, 3, 'projector');
     await page.reload();
     const lanes = page.locator('li.lane[data-ends-at="bank"]');
     await expect(lanes).toHaveCount(3);
@@ -260,14 +265,7 @@ for (const viewport of [
   }) => {
     await page.setViewportSize(viewport);
     await page.goto('/lab');
-    const orders = await Promise.all([0, 1].map(() => createOrder(request, { layers: ALL_ON })));
-    for (const orderNo of orders) {
-      const paid = await page.request.post('/api/payments', {
-        headers: { 'idempotency-key': `overflow-${orderNo}` },
-        data: { orderNo, amountCents: 4_200 },
-      });
-      expect(paid.status()).toBe(201);
-    }
+    await paidInThisLab(page, request, 2, 'overflow');
     await page.reload();
     await expect(page.locator('li.lane[data-ends-at="bank"]')).toHaveCount(2);
     for (const summary of await page.locator('summary').all()) await summary.click();
