@@ -106,3 +106,49 @@ for (const [locale, lost, statement] of [
     });
   });
 }
+
+// The Pay button's answer comes first, the statement reads the order a moment later. The page must never say the
+// payment succeeded beside a statement that still shows no charge (issue 29, item 2): the order's reads are held
+// 1.5 s after the payment, and every pair of texts the two regions ever show together is recorded.
+for (const [locale, success, none] of [
+  ['en-US', 'Payment successful', 'No charge yet'],
+  ['zh-CN', '支付成功', '尚未扣款'],
+] as const) {
+  test.describe(`the outcome beside the statement (${locale})`, () => {
+    test.use({ locale });
+    test('says "paying" until the statement shows the charge, never "successful" beside "no charge yet"', async ({
+      request,
+      checkout,
+      page,
+    }) => {
+      const orderNo = await createOrder(request, { layers: ALL_ON });
+      await page.goto(`/checkout/${orderNo}`);
+      const pay = page.locator('form button[type="submit"]').first();
+      await expect(pay).toBeEnabled();
+      await page.evaluate(() => {
+        const seen: string[][] = [];
+        Object.assign(window, { seenTogether: seen });
+        const note = () =>
+          seen.push([
+            document.querySelector('[role="status"]')?.textContent ?? '',
+            document.querySelector('[data-testid="pay-charges"]')?.textContent ?? '',
+          ]);
+        new MutationObserver(note).observe(document.body, { subtree: true, childList: true, characterData: true });
+      });
+      let paid = false;
+      await page.route(`**/api/orders/${orderNo}`, async (route) => {
+        if (paid) await new Promise((resolve) => setTimeout(resolve, 1_500)); // the statement's read, late
+        await route.continue();
+      });
+      page.on('request', (sent) => {
+        if (sent.method() === 'POST' && sent.url().endsWith(`/checkout/${orderNo}`)) paid = true;
+      });
+      await pay.click();
+      await expect(checkout.outcome).toContainText(success, { timeout: 15_000 });
+      await expect(page.getByTestId('pay-charges')).not.toContainText(none);
+      const seen = await page.evaluate(() => (window as unknown as { seenTogether: string[][] }).seenTogether);
+      expect(seen.filter(([outcome, statement]) => outcome.includes(success) && statement.includes(none))).toEqual([]);
+      expect(seen.some(([outcome]) => outcome.includes(success))).toBe(true);
+    });
+  });
+}

@@ -112,6 +112,8 @@ describe('the outcome of a payment, in words', () => {
     const replayed: PayState = { status: 'replayed', outcome: PAID, answeredBy: 'requestKey', requestId: 'r' };
     expect(outcome(en, replayed, settled(order('PENDING')))?.title).toBe('Paying…');
     expect(outcome(en, paid(1), settled(order('PAID', 'ch_2')))?.title).toBe('Payment successful');
+    expect(outcome(zh, paid(1), settled(order('PENDING')))?.title).toBe('支付中…');
+    expect(outcome(zh, paid(1), settled(order('PAID', 'ch_2')))?.title).toBe('支付成功');
   });
 
   it('a refused token: a stale page is told to reload, a second click that it was already submitted', () => {
