@@ -2,8 +2,10 @@
 // secret): "Set up exercise 1 for everyone" moves every attendee who follows the room and tells the one who
 // changed their own lab, who may follow; the progress view reads who saw the double charge, switched the fix on
 // and then paid once; the room's reset clears it. Only the presenter may steer.
+import { chromium } from '@playwright/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXERCISES, exerciseSettings, findExercise } from '../../lib/lab/exercises.ts';
+import { CHROMIUM, CHROMIUM_HEADLESS_SHELL, ensureEither } from '../../scripts/lib/system-programs.ts';
 import { type App, expectProblem, hostilePort, ownDatabase, send, startTestApp } from './harness.ts';
 
 const SECRET = 'presenter-secret-for-the-steered-room';
@@ -131,6 +133,42 @@ describe('the presenter steers the room', () => {
     expect(await progress()).toEqual([]);
     const room = await send(url('/lab/room'), { headers: presenter });
     expect(/data-testid="double-charges">(\d+)</.exec(room.text)?.[1]).toBe('0');
+  });
+});
+
+// The attendee's side of it, in a browser: the lab that changed its own switches is told the presenter's
+// exercise with a button to follow, and the button moves it; a lab that follows says so (issue 29).
+describe('an attendee’s lab page while the presenter steers', () => {
+  it('tells the attendee with their own changes, whose button follows the room', async () => {
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH || ensureEither(CHROMIUM_HEADLESS_SHELL, CHROMIUM, console.log),
+      args: ['--headless', '--no-sandbox', '--disable-gpu'],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(url('/lab')); // the attendee's session cookie
+      const own = await page.request.put(url('/api/lab/config'), { data: { layers: { bankKey: false } } });
+      expect(own.status()).toBe(200);
+      const body = JSON.stringify({ exercise: '2' });
+      const set = await send(url('/api/lab/room/exercise'), {
+        method: 'POST',
+        headers: { ...json, ...presenter },
+        body,
+      });
+      expect(set.status, set.text).toBe(200);
+      const notice = page.getByTestId('room-notice');
+      const follows = () => notice.getAttribute('data-follows', { timeout: 1_000 }).catch(() => 'absent');
+      await expect.poll(follows, { timeout: 10_000 }).toBe('no');
+      expect(await notice.textContent()).toContain('your lab keeps your own changes');
+      await page.getByRole('button', { name: 'Follow the room (exercise 2)' }).click();
+      await expect.poll(follows, { timeout: 10_000 }).toBe('yes');
+      expect(await notice.textContent()).toContain('Following the room: the presenter set up exercise 2');
+      const lab = await page.request.get(url('/api/lab/config'));
+      expect(await lab.json()).toEqual(exerciseSettings(findExercise('2') ?? (undefined as never)));
+    } finally {
+      await browser.close();
+      await send(url('/api/lab/room/reset'), { method: 'POST', headers: presenter });
+    }
   });
 });
 
