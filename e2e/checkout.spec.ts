@@ -126,7 +126,7 @@ for (const [locale, success, none] of [
       const pay = page.locator('form button[type="submit"]').first();
       await expect(pay).toBeEnabled();
       await page.evaluate(() => {
-        const seen: string[][] = [];
+        const seen: [string, string][] = [];
         Object.assign(window, { seenTogether: seen });
         const note = () =>
           seen.push([
@@ -146,7 +146,7 @@ for (const [locale, success, none] of [
       await pay.click();
       await expect(checkout.outcome).toContainText(success, { timeout: 15_000 });
       await expect(page.getByTestId('pay-charges')).not.toContainText(none);
-      const seen = await page.evaluate(() => (window as unknown as { seenTogether: string[][] }).seenTogether);
+      const seen = await page.evaluate(() => (window as unknown as { seenTogether: [string, string][] }).seenTogether);
       expect(seen.filter(([outcome, statement]) => outcome.includes(success) && statement.includes(none))).toEqual([]);
       expect(seen.some(([outcome]) => outcome.includes(success))).toBe(true);
     });
