@@ -54,13 +54,20 @@ export function renderWorkshopDocument(source: string): string {
 
 /** What a paragraph of an exercise is, by its bold label, in either language. */
 const LABELS = {
+  /** Kept whole: the situation, the question, and the steps that break it. */
   keep: /^\*\*(Situation|Predict|Break it|情境|预测|弄坏它)[^*]*\*\*/,
-  answers: /^\*\*(Watch|Fix it|Why|Break it \/ watch|观察|修好它|为什么|弄坏它 \/ 观察)[^*]*\*\*/i,
+  /** Its steps kept, what they show left out: everything after the first colon or full stop. */
+  steps: /^\*\*(Fix it|修好它)[^*]*\*\*/,
+  /** Only the label kept, with room to write: what the attendee will see. */
+  seen: /^\*\*(Watch|观察)[^*]*\*\*/,
 } as const;
 
+const ANSWER_BOX = '<div class="handout-answer"></div>';
+
 /**
- * The handout: each exercise's situation, its prediction with room to answer, and its steps (the "Break it" lab
- * and commands), with what the attendee will see and why left out. Other sections ("Before you start") stay whole.
+ * The handout: each exercise's situation, its prediction and its steps (the "Break it" lab and commands, the
+ * "Fix it" switches), each with room to answer; what the attendee will see and why left out. Other sections
+ * ("Before you start") stay whole.
  */
 export function handoutOf(source: string): string {
   const sections = source.split(/^(?=## )/m);
@@ -74,16 +81,49 @@ function handoutSection(section: string): string {
   const kept: string[] = [];
   for (const block of blocksOf(section.replace(/^### [\s\S]*$/m, ''))) {
     if (block.startsWith('## ') || block.startsWith('_') || block.startsWith('```')) kept.push(block);
-    else if (LABELS.keep.test(block) && !LABELS.answers.test(block)) {
+    else if (LABELS.keep.test(block)) {
       kept.push(block);
-      if (/^\*\*(Predict|预测)/.test(block)) kept.push('<div class="handout-answer"></div>');
-    } else if (LABELS.answers.test(block)) {
-      // Only the lab it is played in: the first line, when it is the "Set up exercise N" link.
-      const [first = ''] = block.split('\n');
-      if (first.includes('lab?exercise=')) kept.push(first);
-    }
+      if (/^\*\*(Predict|预测)/.test(block)) kept.push(ANSWER_BOX);
+    } else if (LABELS.steps.test(block)) kept.push(stepsOf(block), ANSWER_BOX);
+    else if (LABELS.seen.test(block)) kept.push(/^\*\*[^*]+\*\*/.exec(block)?.[0] ?? '', ANSWER_BOX);
   }
   return `${kept.join('\n\n')}\n\n`;
+}
+
+/**
+ * A "Fix it" paragraph's steps: its label and what follows, up to the first colon or full stop outside a code span
+ * or a link's address ("Switch _Pending UI_ on, new checkout, double-click: the button turns …").
+ */
+export function stepsOf(block: string): string {
+  const [label = ''] = /^\*\*[^*]+\*\*/.exec(block) ?? [];
+  const text = block.slice(label.length);
+  let code = false;
+  let address = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (char === '`') code = !code;
+    else if (!code && text.startsWith('](', i)) address = true;
+    else if (address && char === ')') address = false;
+    else if (!code && !address && endsSteps(text, i)) {
+      return `${label}${text.slice(0, i)}${/[：。]/.test(char ?? '') ? '。' : '.'}`.replace(/\s+/g, ' ');
+    }
+  }
+  return `${label}${text}`.replace(/\s+/g, ' ');
+}
+
+/** A full stop, or a colon that does not introduce a switch's value ("_name_: _value_", the value in italics). */
+function endsSteps(text: string, i: number): boolean {
+  const char = text[i] ?? '';
+  const spaced = /^\s/.test(text[i + 1] ?? '');
+  if (char === '。' || (char === '.' && spaced)) return true;
+  const colon = char === '：' || (char === ':' && spaced);
+  return (
+    colon &&
+    !text
+      .slice(i + 1)
+      .trimStart()
+      .startsWith('_')
+  );
 }
 
 /** The blocks of a section: paragraphs, with a fenced code block kept whole (its blank lines included). */
