@@ -29,4 +29,14 @@ describe('Idempotency-Key (RFC 9651 String, or the bare spelling)', () => {
     expect(key(`"${'a'.repeat(256)}"`)).toMatchObject({ ok: false, rule: 'long' });
     expect(key('a'.repeat(255))).toMatchObject({ ok: true });
   });
+
+  // The draft's key is one sf-string Item. Unquoted, a comma makes it a List (what a proxy makes of two
+  // Idempotency-Key headers), a semicolon starts parameters: neither is one key (issue 31: both paid, 201).
+  it('refuses an unquoted list of keys, or an unquoted key with parameters', () => {
+    expect(key('key,with,commas,longer-than-twenty-chars')).toMatchObject({ ok: false, rule: 'list' });
+    expect(key('first-key,second-key')).toMatchObject({ ok: false, rule: 'list' });
+    expect(key('"first-key","second-key"')).toMatchObject({ ok: false, rule: 'list' });
+    expect(key('k;expires=1')).toMatchObject({ ok: false, rule: 'parameters' });
+    expect(key('"a,b;c"')).toEqual({ ok: true, key: 'a,b;c' });
+  });
 });

@@ -1,21 +1,27 @@
 // The Idempotency-Key header, as draft-ietf-httpapi-idempotency-key-header defines it: an RFC 9651
 // Structured Field String (`Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`), parsed with a
 // maintained parser. The bare spelling that Stripe's clients send (`Idempotency-Key: 8e03…`, no quotes) is
-// accepted too, and names the same key: both spellings of one key are one key. Pure: unit-tested.
-import { ParseError, parseItem } from 'structured-headers';
+// accepted too, and names the same key: both spellings of one key are one key. Either way the header names one
+// key: a List of them (a comma: what a proxy makes of two Idempotency-Key headers) or parameters are refused.
+// Pure: unit-tested.
+import { ParseError, parseItem, parseList } from 'structured-headers';
 import { problem, type Say, say } from './problem.ts';
 
 export const MAX_KEY_LENGTH = 255;
 
-/** The grammar, in the words a 400 quotes back (and the API reference shows). */
+/**
+ * The grammar, in the words a 400 quotes back (and the API reference shows): each one ends the sentence "The
+ * Idempotency-Key header …".
+ */
 export const KEY_RULES = {
   required: 'is required',
   empty: 'must not be empty',
   long: `must be at most ${MAX_KEY_LENGTH} characters`,
   quoted:
-    'a quoted key must be a Structured Field String (RFC 9651): printable ASCII in double quotes, with \\" and \\\\ escaped',
+    'must be a Structured Field String when quoted (RFC 9651): printable ASCII in double quotes, with \\" and \\\\ escaped',
   parameters: 'must not carry parameters (";name=value")',
-  bare: 'an unquoted key must be visible ASCII characters, without spaces or quotes around it',
+  list: 'must name one key, not a list: a comma separates two keys (a proxy joins two Idempotency-Key headers with one)',
+  bare: 'must be visible ASCII characters when unquoted, without spaces or quotes',
 } as const;
 
 export type KeyRule = keyof typeof KEY_RULES;
@@ -27,7 +33,9 @@ export function parseIdempotencyKey(header: string | null): ParsedKey {
   if (value === '' || value === '""') return refuse('empty');
   if (value.startsWith('"')) return parseQuoted(value);
   if (value.length > MAX_KEY_LENGTH) return refuse('long');
-  return /^[\x21-\x7E]+$/.test(value) ? { ok: true, key: value } : refuse('bare');
+  if (!/^[\x21-\x7E]+$/.test(value)) return refuse('bare');
+  if (value.includes(',')) return refuse('list');
+  return value.includes(';') ? refuse('parameters') : { ok: true, key: value };
 }
 
 function parseQuoted(value: string): ParsedKey {
@@ -39,8 +47,17 @@ function parseQuoted(value: string): ParsedKey {
     if (item.length > MAX_KEY_LENGTH) return refuse('long');
     return { ok: true, key: item };
   } catch (error) {
-    if (error instanceof ParseError) return refuse('quoted');
+    if (error instanceof ParseError) return refuse(isList(value) ? 'list' : 'quoted');
     throw error;
+  }
+}
+
+/** Whether the header is a List of more than one member (`"a", "b"`): two keys, not one malformed key. */
+function isList(value: string): boolean {
+  try {
+    return parseList(value).length > 1;
+  } catch {
+    return false;
   }
 }
 

@@ -112,6 +112,17 @@ describe('the English problems', () => {
     }
   });
 
+  // Each rule reads as the end of "The Idempotency-Key header …" (issue 31: "The Idempotency-Key header a quoted
+  // key must be …" spliced two sentences).
+  it('says every malformed key as one sentence', async () => {
+    for (const header of ['"unterminated', 'has space', 'a,b', '"k";p=1', '', 'a'.repeat(300)]) {
+      const parsed = parseIdempotencyKey(header);
+      if (parsed.ok) throw new Error(`${header} was taken`);
+      const { detail } = await keyProblem(parsed).json();
+      expect(detail).toMatch(/^The Idempotency-Key header (is|must) [^.]*(\.|\(RFC 9651\)[^.]*\.)/);
+    }
+  });
+
   it('keeps a 422’s words when the key was used with another body', async () => {
     const body = await keyReusedProblem(undefined, 'order').json();
     expect(body.detail).toBe('This Idempotency-Key was used with a different body. Use a new key for a new order.');

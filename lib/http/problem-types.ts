@@ -22,7 +22,7 @@ export const PROBLEM_TYPES = {
     name: 'Idempotency-Key missing or malformed',
     status: 400,
     means:
-      'POST /api/payments (and a keyed POST /api/orders) needs an Idempotency-Key header: an RFC 9651 Structured Field String such as "8e03978e-40d5-43e8-bc93-6894a57f9324", or the same key unquoted (visible ASCII, no spaces), 1-255 characters. `rule` names the rule the header broke.',
+      'POST /api/payments (and a keyed POST /api/orders) needs an Idempotency-Key header: an RFC 9651 Structured Field String such as "8e03978e-40d5-43e8-bc93-6894a57f9324", or the same key unquoted (visible ASCII, no spaces, commas or semicolons), 1-255 characters. One key: a list of keys is refused. `rule` names the rule the header broke.',
     todo: 'Create one key per intent (a payment, an order), keep it with the intent, and send the same key on every retry of it.',
     retry: 'after fixing the request',
     example: {

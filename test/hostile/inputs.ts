@@ -192,10 +192,10 @@ const headerText = fc.string({ unit: latin1, maxLength: 40 });
 const withFault = (fault: fc.Arbitrary<string>) =>
   fc.tuple(headerText, fault, headerText).map(([before, bad, after]) => `a${before}${bad}${after}a`);
 
-/** Idempotency-Key: 1-255 visible ASCII characters; these are empty, spaced, non-ASCII or too long. */
+/** Idempotency-Key: one key of 1-255 visible ASCII characters; these are empty, spaced, non-ASCII, lists or too long. */
 export const badIdempotencyKey = fc.oneof(
   fc.constant(''),
-  withFault(fc.constantFrom(' ', '\t', 'é', 'ÿ', '\u00a0')),
+  withFault(fc.constantFrom(' ', '\t', 'é', 'ÿ', '\u00a0', ',', ';')),
   fc.integer({ min: 256, max: 8_000 }).map((n) => 'k'.repeat(n)),
 );
 
