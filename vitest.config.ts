@@ -18,7 +18,13 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'unit',
-          include: ['lib/**/*.test.ts', 'app/**/*.test.ts', 'scripts/**/*.test.ts', 'test/**/*.test.ts'],
+          include: [
+            'lib/**/*.test.ts',
+            'app/**/*.test.ts',
+            'scripts/**/*.test.ts',
+            'test/**/*.test.ts',
+            'conformance/**/*.test.ts',
+          ],
           exclude: ['**/*.int.test.ts'],
         },
       },
@@ -26,7 +32,12 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'integration',
-          include: ['lib/**/*.int.test.ts', 'scripts/**/*.int.test.ts', 'test/**/*.int.test.ts'],
+          include: [
+            'lib/**/*.int.test.ts',
+            'scripts/**/*.int.test.ts',
+            'test/**/*.int.test.ts',
+            'conformance/**/*.int.test.ts',
+          ],
           exclude: ['test/cluster/**'],
           setupFiles: ['./test/integration-setup.ts'],
           testTimeout: 60_000,

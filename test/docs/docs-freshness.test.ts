@@ -13,6 +13,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CASES } from '../../conformance/cases';
+import { WITHOUT_DEFENCES } from '../../conformance/demo-adapter';
 import {
   ANSWER_ROWS,
   CONFIGURATIONS,
@@ -230,6 +232,16 @@ const CLAIMS: Claim[] = [
     file: 'docs/decisions/021-nginx-gateway.md',
     sentence: 'The {n} cluster rows of the matrix',
     values: [clusterRows],
+  },
+  {
+    file: 'docs/conformance.md',
+    sentence: 'On this demo with every defence on, all {n} cases pass',
+    values: [CASES.length],
+  },
+  {
+    file: 'docs/conformance.md',
+    sentence: 'every duplicate charges again: the other {n} fail',
+    values: [Object.values(WITHOUT_DEFENCES).filter((status) => status === 'fail').length],
   },
 ];
 
