@@ -4,7 +4,7 @@
 // `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`; `--only scenarios` runs
 // the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images, `--only races`
 // runs the race explorer alone (`npm run races -- --schedules 20000`). Other arguments go to Playwright
-// (e.g. `npm run scenarios -- -g "@double-click"`). `npm run races` runs the model checker, then the race
+// (e.g. `npm run scenarios -- -g "@double-click"`), or with `--only vitest` to Vitest (a file filter). `npm run races` runs the model checker, then the race
 // explorer on the real code; `npm run races -- --mutants` then the deliberate bugs it must catch.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -81,6 +81,8 @@ async function main(): Promise<number> {
         all[i - 1] !== '--schedules',
     );
   const needsBrowser = BROWSER_STEPS.some(wanted);
+  // `--only vitest <file filters>`: the filters go to Vitest instead (`npm test -- --only vitest lib/payments`).
+  const vitestFilter = only === 'vitest' && passThrough.length > 0 ? ['--passWithNoTests', ...passThrough] : [];
 
   const results: Array<{ step: string; ok: boolean; seconds: number }> = [];
   // Each vitest run also writes a JSON report, and Playwright its own (playwright.config.ts): the summary
@@ -204,16 +206,24 @@ async function main(): Promise<number> {
       checks(),
       wanted('vitest')
         ? timed('unit + integration (vitest)', () =>
-            run(npx('vitest'), ['run', '--project', 'unit', '--project', 'integration', ...vitestJson('main')], env),
+            run(
+              npx('vitest'),
+              ['run', '--project', 'unit', '--project', 'integration', ...vitestJson('main'), ...vitestFilter],
+              env,
+            ),
           )
         : true,
       wanted('vitest') && onCluster
         ? timed('on a Redis Cluster (vitest)', () =>
-            run(npx('vitest'), ['run', '--project', 'cluster', '--no-file-parallelism', ...vitestJson('cluster')], {
-              ...env,
-              REDIS_URL: onCluster.redisUrl,
-              DATABASE_URL: onCluster.databaseUrl,
-            }),
+            run(
+              npx('vitest'),
+              ['run', '--project', 'cluster', '--no-file-parallelism', ...vitestJson('cluster'), ...vitestFilter],
+              {
+                ...env,
+                REDIS_URL: onCluster.redisUrl,
+                DATABASE_URL: onCluster.databaseUrl,
+              },
+            ),
           )
         : true,
     ]);

@@ -71,10 +71,19 @@ export type Answer =
   | { kind: 'order_not_found' }
   | { kind: 'amount_mismatch'; orderAmountCents: number };
 
-/** What the bank's call came to, as every hold hears it. */
-export type Verdict =
+/**
+ * What a claim that another attempt took over answers (it paused past its lease): "in progress", from the layer
+ * that held it, and never "the first request" (it was the first). The same for a payment and a refund.
+ */
+export type LostClaim = { kind: 'in_progress'; answeredBy: Answerer; takenOver: true };
+
+/**
+ * What the bank's call came to, as every hold hears it: of a payment (the default), or of a refund (its outcome
+ * type `O`; lib/refunds keeps this contract too).
+ */
+export type Verdict<O = PaymentOutcome> =
   /** Charged (perhaps the bank's replay of its first charge) or declined: every hold completes with it. */
-  | { kind: 'settled'; outcome: PaymentOutcome; existing: boolean }
+  | { kind: 'settled'; outcome: O; existing: boolean }
   /** The bank refused before charging (unreachable, or a stale fencing token): nothing moved, release. */
   | { kind: 'nothingMoved' }
   /** The card may have been charged and the bank has not said so: keep every claim in doubt, since `since`. */
@@ -176,7 +185,7 @@ export type Lease = {
    * After a pause, before the bank: renews the claim. Undefined while it is still this attempt's; once
    * another attempt has taken it over, what this one answers ("in progress", from the layer that held it).
    */
-  renew(now: number): Promise<Answer | undefined>;
+  renew(now: number): Promise<LostClaim | undefined>;
 };
 
 /** What a defence hands inward with `next`: its lease, a key for the bank (layer 5). */
@@ -185,30 +194,34 @@ export type Passing = { lease?: Lease; toBank?: ToBank };
 /** What the bank is sent beside the charge: a defence's idempotency key (layer 5). */
 export type ToBank = { idempotencyKey: string; keyedBy: Layer };
 
-/** What the rest of the payment came to, as each guard hears it when `next` returns. */
-export type Ending =
+/**
+ * What the rest of the payment came to, as each guard hears it when `next` returns. `A`, `O`: what the request is
+ * told and what the bank's outcome is (a payment's by default; a refund's in lib/refunds).
+ */
+export type Ending<A = Answer, O = PaymentOutcome> =
   /**
    * Stopped before the bank, with the answer so far: nothing moved. `failure`: a defence inside failed (its
    * store is down); the guards give their claims back, then the pipeline throws it.
    */
-  | { kind: 'stopped'; answer: Answer; failure?: unknown }
+  | { kind: 'stopped'; answer: A; failure?: unknown }
   /**
    * The bank's verdict, and what the request is told. `failure`: a step after the bank threw (a downstream
    * notification), so the request is told it failed although money may have moved.
    */
-  | { kind: 'banked'; verdict: Verdict; answer: Answer; failure?: unknown };
+  | { kind: 'banked'; verdict: Verdict<O>; answer: A; failure?: unknown };
 
 /** The rest of the payment, inside this defence: the defences after it, then the bank. */
-export type Next = (passing?: Passing) => Promise<Ending>;
+export type Next<A = Answer, O = PaymentOutcome> = (passing?: Passing) => Promise<Ending<A, O>>;
 
-export type Defence = {
+/** A defence of a payment (the defaults), or of another intent that moves money (`At`, `A`, `O`: a refund's). */
+export type Defence<At = Attempt, A = Answer, O = PaymentOutcome> = {
   /** The layer it is; a step that is not a layer (the order's amount) has none, only a name. */
   readonly layer?: Layer;
   readonly name?: string;
-  guard(attempt: Attempt, next: Next): Promise<Ending>;
+  guard(attempt: At, next: Next<A, O>): Promise<Ending<A, O>>;
 };
 
 /** This attempt stops here, before the bank, with `answer`. */
-export function stopped(answer: Answer): Ending {
+export function stopped<A>(answer: A): { kind: 'stopped'; answer: A } {
   return { kind: 'stopped', answer };
 }

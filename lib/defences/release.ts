@@ -20,10 +20,13 @@ import type { Ending } from './defence.ts';
 import type { ReleaseRule } from './layers.ts';
 import type { PaymentOutcome } from './outcome.ts';
 
-/** What a guard does with its claim. */
-export type ClaimFate =
+/** Any answer, as far as the release rule reads it: a duplicate's carries the first outcome. */
+type AnyAnswer<O> = { kind: string } | { kind: 'duplicate'; outcome: O; existing: boolean };
+
+/** What a guard does with its claim (of a payment, or of a refund: its outcome type `O`). */
+export type ClaimFate<O = PaymentOutcome> =
   /** The outcome is known: kept on the claim, and given to every retry. */
-  | { kind: 'complete'; outcome: PaymentOutcome; existing: boolean; afterFailure: boolean }
+  | { kind: 'complete'; outcome: O; existing: boolean; afterFailure: boolean }
   /** Given back: a retry may claim it at once. `onError`: only the rule `anyError` gives it back here. */
   | { kind: 'release'; onError: boolean }
   /** The card may have been charged: kept in doubt (since `since`), until the bank is asked. */
@@ -36,10 +39,10 @@ export type ClaimFate =
  * taken over from an earlier attempt of the same intent, whose charge may still be in doubt: stopped before the
  * bank, it goes back to "unknown", never away (the right rule).
  */
-export function claimFate(rule: ReleaseRule, end: Ending, tookOver = false): ClaimFate {
+export function claimFate<O>(rule: ReleaseRule, end: Ending<AnyAnswer<O>, O>, tookOver = false): ClaimFate<O> {
   if (end.kind === 'stopped') {
     const { answer } = end;
-    if (answer.kind === 'duplicate' && end.failure === undefined) {
+    if ('outcome' in answer && answer.kind === 'duplicate' && end.failure === undefined) {
       return { kind: 'complete', outcome: answer.outcome, existing: answer.existing, afterFailure: false };
     }
     // Nothing moved: this attempt never reached the bank.

@@ -297,9 +297,10 @@ describe('the walk: a payment passes through each defence once, the bank inside 
   // The async stack at a point of the payment (V8 keeps the frames of the functions awaiting it): which
   // defences' guards the payment is inside there. A claim's end (complete, record) is reached from inside the
   // same guard that made the claim and still held it at the bank, not by the pipeline calling back in.
+  // A guard's frame: `guard`, or the function its body is (layer 2's `guardKey`, shared by every intent's key).
   const DEFENCES = ['request-key', 'order-claim'] as const;
   const guardsIn = (stack: string) =>
-    DEFENCES.filter((folder) => new RegExp(`\\bguard \\(.*defences/${folder}/defence\\.ts`).test(stack));
+    DEFENCES.filter((folder) => new RegExp(`\\bguard\\w* \\(.*defences/${folder}/defence\\.ts`).test(stack));
 
   it('the bank is called inside every guard that holds a claim, and each claim ends inside its guard', async () => {
     const orderNo = await newOrder({ layers: ALL_ON });

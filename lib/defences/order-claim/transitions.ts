@@ -3,6 +3,8 @@
 // resumption of a claim taken over (UNKNOWN → PROCESSING) once the bank has said nothing can land. PAID
 // and DECLINED are final. Every database update is conditional on a status this table allows
 // (`WHERE status IN (...)`) and on the claim's holder and fence, so two requests can never both make a move.
+import { stateMachine } from '../state-machine.ts';
+
 export const PAYMENT_STATUSES = ['PENDING', 'PROCESSING', 'PAID', 'DECLINED', 'UNKNOWN'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
@@ -46,25 +48,11 @@ const TRANSITIONS: Record<PaymentStatus, Partial<Record<PaymentEvent, PaymentSta
   DECLINED: { reconciledCharged: 'PAID' },
 };
 
-/** The status after `event`, or undefined when the event is not allowed from `status`. */
-export function nextStatus(status: PaymentStatus, event: PaymentEvent): PaymentStatus | undefined {
-  return TRANSITIONS[status][event];
-}
+const PAYMENT = stateMachine(PAYMENT_STATUSES, TRANSITIONS);
 
-/** The statuses from which `event` may be applied: the `WHERE status IN (...)` of its update. */
-export function statusesAllowing(event: PaymentEvent): PaymentStatus[] {
-  return PAYMENT_STATUSES.filter((status) => TRANSITIONS[status][event] !== undefined);
-}
-
-/** The status `event` leads to (the same from every status that allows it). */
-export function targetOf(event: PaymentEvent): PaymentStatus {
-  const [from] = statusesAllowing(event);
-  const to = from && TRANSITIONS[from][event];
-  if (!to) throw new Error(`no transition for ${event}`);
-  return to;
-}
+export const { nextStatus, statusesAllowing, targetOf } = PAYMENT;
 
 /** No payment attempt moves it any more (only the bank's books may still: a charge found for a declined order). */
 export function isFinal(status: PaymentStatus): boolean {
-  return Object.keys(TRANSITIONS[status]).every((event) => event === 'reconciledCharged');
+  return PAYMENT.isFinal(status, ['reconciledCharged']);
 }

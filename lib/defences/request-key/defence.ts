@@ -21,14 +21,35 @@ import 'server-only';
 // failure after the charge too; released when nothing moved (the bank refused, or a later layer stopped this
 // attempt); kept "unknown" when the bank's answer is unknown, or when this attempt stops before the bank
 // holding a claim it took over from an attempt whose charge may still be in doubt. Never released after a charge.
+// The rules are the same whatever the key guards: a payment (the order's, below) or a refund (lib/refunds makes a
+// KeyedAttempt of its own attempt, with its endpoint, its reference at the bank and how to read its outcome).
 import type { CallerScope } from '../../session.ts';
-import { decide, reason } from '../../telemetry/spans.ts';
-import { type Answer, type Attempt, type Defence, type Intent, type Lease, stopped } from '../defence.ts';
-import type { KeyStrategy } from '../layers.ts';
+import { decide, reason, type Span } from '../../telemetry/spans.ts';
+import {
+  type Answer,
+  type Answerer,
+  type Attempt,
+  type Defence,
+  type Ending,
+  type Intent,
+  type Lease,
+  type LostClaim,
+  type Next,
+  stopped,
+} from '../defence.ts';
+import type { AfterBank, Charge, ClaimState, Fence } from '../fencing.ts';
+import type { KeyStrategy, ReleaseRule } from '../layers.ts';
 import { outcomeFromCharge, type PaymentOutcome, parseOutcome } from '../outcome.ts';
+import type { RaceHook } from '../race-points.ts';
 import { type ClaimFate, claimFate } from '../release.ts';
 import { type KeySources, requestKeyFor, shortKey } from './key-strategy.ts';
-import { type ClaimDecision, fingerprintOf, type RequestKeyClaim, requestKeyName } from './record.ts';
+import {
+  type ClaimDecision,
+  fingerprintOf,
+  PAYMENTS_ENDPOINT,
+  type RequestKeyClaim,
+  requestKeyName,
+} from './record.ts';
 import {
   claimRequestKey,
   completeRequestKey,
@@ -67,15 +88,55 @@ export function attemptKeyOf(
   };
 }
 
-/** An attempt as layer 2 sees it: with its key. */
-type Keyed = Attempt & { key: AttemptKey };
+/**
+ * An attempt as layer 2 sees it, whatever the key guards: its key, the operation the key is bound to, what the
+ * bank knows it by, and what layer 2 may ask of the rest. `O`: its outcome; `Found`: what the bank may turn out
+ * to have done under a claim taken over (a charge, a refund).
+ */
+export type KeyedAttempt<O, Found> = {
+  caller: CallerScope;
+  attemptId: string;
+  key: AttemptKey;
+  /** The operation the key is bound to: the same key on another is a mismatch. */
+  endpoint: string;
+  /** What the bank knows the intent by (the order number; a refund's reference). */
+  merchantRef: string;
+  leaseMs: number;
+  release: ReleaseRule;
+  resultTtlSeconds: number;
+  now: () => number;
+  at?: RaceHook;
+  span: Span;
+  recovery: {
+    /** The database's reconciler, for a key held by an attempt that may be dead. */
+    reconcile(): Promise<
+      { kind: 'settled'; outcome: O } | { kind: 'released' | 'resumed' | 'running' | 'waiting' | 'idle' | 'gone' }
+    >;
+    askBankAfterTakeover(
+      query: { merchantRef: string; fence: Fence; byLock?: boolean },
+      seen: ClaimState,
+    ): Promise<{ verdict: AfterBank<Found>; askedAt: number }>;
+  };
+  /** What the bank did under the key means for the intent (a charge: paid; a refund: refunded). */
+  outcomeOf(found: Found): O;
+  /** A stored outcome read back, never trusted blindly. */
+  parseOutcome(stored: unknown): O | undefined;
+};
+
+/** What layer 2 answers: the first outcome, "in progress", or a mismatch. Every intent's answers include these. */
+export type KeyAnswer<O> =
+  | { kind: 'duplicate'; outcome: O; answeredBy: Answerer; existing: boolean }
+  | { kind: 'in_progress'; answeredBy: Answerer; takenOver?: true }
+  | { kind: 'mismatch'; usedOn?: string };
+
+type Keyed = KeyedAttempt<unknown, unknown>;
 
 /**
- * The attempt with its key, made once per attempt (a key minted per submit must be the same wherever it is
- * asked for: layer 1 asks when a spent token names its intent). The payload is what the caller stated, or the
+ * A payment's attempt with its key, made once per attempt (a key minted per submit must be the same wherever it
+ * is asked for: layer 1 asks when a spent token names its intent). The payload is what the caller stated, or the
  * order's amount (a browser states none).
  */
-function keyed(attempt: Attempt): Keyed {
+function keyed(attempt: Attempt): KeyedAttempt<PaymentOutcome, Charge> {
   let key = keys.get(attempt.intent);
   if (!key) {
     const { strategy, ...sources } = attempt.intent;
@@ -83,7 +144,14 @@ function keyed(attempt: Attempt): Keyed {
     key = attemptKeyOf(attempt.caller, strategy, { ...sources, payload });
     keys.set(attempt.intent, key);
   }
-  return { ...attempt, key };
+  return {
+    ...attempt,
+    key,
+    endpoint: PAYMENTS_ENDPOINT,
+    merchantRef: attempt.orderNo,
+    outcomeOf: (charge) => outcomeFromCharge(attempt.orderNo, charge),
+    parseOutcome,
+  };
 }
 const keys = new WeakMap<Intent, AttemptKey>();
 
@@ -94,43 +162,63 @@ const keys = new WeakMap<Intent, AttemptKey>();
  * whatever charge may still land. `recordOnOrder`: how a charge found alone is written on the order (layers
  * 3 and 4 off: unguarded), given by whoever composes the defences.
  */
-export type RequestKeyOptions = {
+export type RequestKeyOptions<O = PaymentOutcome> = {
   databaseDecides: boolean;
   bankKey: boolean;
-  recordOnOrder: (outcome: PaymentOutcome) => Promise<void>;
+  recordOnOrder: (outcome: O) => Promise<void>;
 };
 
 /** What layer 2's claim came to: the key held (`seen`: the abandoned claim it took over), or a duplicate's answer. */
-type KeyClaim = { kind: 'held'; fence: number; seen?: RequestKeyClaim } | { kind: 'stopped'; answer: Answer };
+type KeyClaim<O> = { kind: 'held'; fence: number; seen?: RequestKeyClaim } | { kind: 'stopped'; answer: KeyAnswer<O> };
 
-/** Layer 2 as a defence. */
+/** Layer 2 as a payment's defence. */
 export function requestKeyDefence(options: RequestKeyOptions): Defence {
+  return keyDefence(options, keyed);
+}
+
+/**
+ * Layer 2 as a defence of any intent: `keyedOf` says what the attempt is to layer 2. Its answers are layer 2's
+ * (KeyAnswer), which every intent's answers include.
+ */
+export function keyDefence<At, A extends { kind: string }, O, Found>(
+  options: RequestKeyOptions<O>,
+  keyedOf: (attempt: At) => KeyedAttempt<O, Found>,
+): Defence<At, A | KeyAnswer<O>, O> {
   return {
     layer: 'requestKey',
-    async guard(asked, next) {
-      const attempt = keyed(asked);
-      const claim = await claimKey(attempt, options);
-      if (claim.kind === 'stopped') return stopped(claim.answer);
-      const { fence, seen } = claim;
-      const { key, attemptId: owner } = attempt;
-      const firstFence = seen?.firstFence ?? fence;
-      const held: HeldKey = { name: key.name, fingerprint: key.fingerprint, owner, fence, firstFence };
-      const tookOver = seen !== undefined;
-      const end = await next({ lease: leaseOf(attempt, held, tookOver) });
-      // What becomes of the key is the release rule's (release.ts): completed, released, kept in doubt, left.
-      const fate = claimFate(attempt.release, end, tookOver);
-      if (end.kind === 'banked') {
-        await settle(attempt, held, fate);
-        return end;
-      }
-      return { ...end, answer: await stoppedAfter(attempt, held, seen, end.answer, fate) };
-    },
+    guard: (asked, next) => guardKey(keyedOf(asked), options, next),
   };
 }
 
-async function claimKey(attempt: Keyed, options: RequestKeyOptions): Promise<KeyClaim> {
-  const { key, span, attemptId, leaseMs } = attempt;
-  const claim = { owner: attemptId, fingerprint: key.fingerprint };
+async function guardKey<A extends { kind: string }, O, Found>(
+  attempt: KeyedAttempt<O, Found>,
+  options: RequestKeyOptions<O>,
+  next: Next<A | KeyAnswer<O>, O>,
+): Promise<Ending<A | KeyAnswer<O>, O>> {
+  const claim = await claimKey(attempt, options);
+  if (claim.kind === 'stopped') return stopped(claim.answer);
+  const { fence, seen } = claim;
+  const { key, attemptId: owner } = attempt;
+  const firstFence = seen?.firstFence ?? fence;
+  const endpoint = nonDefault(attempt.endpoint);
+  const held: HeldKey = { name: key.name, fingerprint: key.fingerprint, endpoint, owner, fence, firstFence };
+  const tookOver = seen !== undefined;
+  const end = await next({ lease: leaseOf(attempt, held, tookOver) });
+  // What becomes of the key is the release rule's (release.ts): completed, released, kept in doubt, left.
+  const fate = claimFate(attempt.release, end, tookOver);
+  if (end.kind === 'banked') {
+    await settle(attempt, held, fate);
+    return end;
+  }
+  return { ...end, answer: await stoppedAfter(attempt, held, seen, end.answer, fate) };
+}
+
+async function claimKey<O, Found>(
+  attempt: KeyedAttempt<O, Found>,
+  options: RequestKeyOptions<O>,
+): Promise<KeyClaim<O>> {
+  const { key, span, attemptId, leaseMs, endpoint } = attempt;
+  const claim = { owner: attemptId, fingerprint: key.fingerprint, endpoint: nonDefault(endpoint) };
   const ttlSeconds = attempt.resultTtlSeconds;
   await attempt.at?.('key.claim');
   const decision = await claimRequestKey(key.name, claim, { now: attempt.now(), leaseMs, ttlSeconds });
@@ -148,6 +236,9 @@ async function claimKey(attempt: Keyed, options: RequestKeyOptions): Promise<Key
   }
 }
 
+/** The endpoint as a key's record stores it: a payment's is the default, left out (its records stay as they were). */
+const nonDefault = (endpoint: string) => (endpoint === PAYMENTS_ENDPOINT ? undefined : endpoint);
+
 /**
  * Whether the attempt's key already holds something final (its first outcome, or another payload): then how
  * layer 2 answers it, to be given once the asker has said why it asked. Layer 1 asks this of a spent token's
@@ -163,13 +254,13 @@ export async function answerOfKey(asked: Attempt): Promise<(() => Answer) | unde
 }
 
 /** What layer 2 answers from a key that already holds something: its first outcome, or a mismatch. */
-function answerFromKey(decision: ClaimDecision, attempt: Keyed): Answer {
+function answerFromKey<O, Found>(decision: ClaimDecision, attempt: KeyedAttempt<O, Found>): KeyAnswer<O> {
   const { span, key } = attempt;
   switch (decision.kind) {
     case 'replay': {
-      const outcome = parseOutcome(decision.outcome);
+      const outcome = attempt.parseOutcome(decision.outcome);
       if (!outcome) break;
-      decide(span, 'requestKey', 'stopped', reason('keyReplayed', { ...key.shown, status: outcome.status }));
+      decide(span, 'requestKey', 'stopped', reason('keyReplayed', { ...key.shown, status: statusOf(outcome) }));
       return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: decision.existing };
     }
     case 'mismatch':
@@ -183,21 +274,28 @@ function answerFromKey(decision: ClaimDecision, attempt: Keyed): Answer {
   return { kind: 'in_progress', answeredBy: 'requestKey' };
 }
 
+/** An outcome's status, as a step names it (PAID, DECLINED; SUCCEEDED, FAILED). */
+const statusOf = (outcome: unknown) => String((outcome as { status?: unknown }).status);
+
 /**
  * The key is held by an attempt within its lease. That holder may be dead (its instance was killed) while the
  * database knows the outcome, or can learn it from the bank (the reconciler): where a database layer is on,
  * ask before "wait".
  */
-async function answerInProgress(attempt: Keyed, owner: string | undefined, databaseDecides: boolean): Promise<Answer> {
+async function answerInProgress<O, Found>(
+  attempt: KeyedAttempt<O, Found>,
+  owner: string | undefined,
+  databaseDecides: boolean,
+): Promise<KeyAnswer<O>> {
   const { key, span } = attempt;
   const settled = databaseDecides && owner ? await attempt.recovery.reconcile() : undefined;
   if (settled?.kind === 'settled' && owner) {
     // The key's own claim paid (its holder died before storing the outcome): this intent's payment.
     const outcome = settled.outcome;
-    const done = { fingerprint: key.fingerprint, outcome, existing: false };
+    const done = { fingerprint: key.fingerprint, endpoint: nonDefault(attempt.endpoint), outcome, existing: false };
     await attempt.at?.('key.complete');
     await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);
-    decide(span, 'requestKey', 'stopped', reason('keyAlreadySettled', { ...key.shown, status: outcome.status }));
+    decide(span, 'requestKey', 'stopped', reason('keyAlreadySettled', { ...key.shown, status: statusOf(outcome) }));
     return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
   }
   decide(span, 'requestKey', 'stopped', reason('keyStillProcessing', key.shown));
@@ -205,9 +303,13 @@ async function answerInProgress(attempt: Keyed, owner: string | undefined, datab
 }
 
 /** The first request stalled or died past its lease, or its outcome is unknown: take its claim over. */
-async function takeOver(attempt: Keyed, seen: RequestKeyClaim, options: RequestKeyOptions): Promise<KeyClaim> {
+async function takeOver<O, Found>(
+  attempt: KeyedAttempt<O, Found>,
+  seen: RequestKeyClaim,
+  options: RequestKeyOptions<O>,
+): Promise<KeyClaim<O>> {
   const { key, span } = attempt;
-  const taker = { owner: attempt.attemptId, fingerprint: key.fingerprint };
+  const taker = { owner: attempt.attemptId, fingerprint: key.fingerprint, endpoint: nonDefault(attempt.endpoint) };
   await attempt.at?.('key.takeOver');
   const context = { now: attempt.now(), ttlSeconds: attempt.resultTtlSeconds };
   const fence = await takeOverRequestKey(key.name, seen, taker, context);
@@ -224,32 +326,34 @@ async function takeOver(attempt: Keyed, seen: RequestKeyClaim, options: RequestK
 
 /**
  * Layer 2 alone, having taken an abandoned claim over: the key is the only claim, so it asks the bank, under
- * the key's new token, about the charges made under this key. A charge: the intent is paid (the answer for
- * this retry). Nothing, and nothing can land (or the bank's key will return what does): undefined, the
- * attempt goes on to pay. No charge yet: the claim stays in doubt.
+ * the key's new token, about what was done under this key. Done (a charge, a refund): that is the intent's
+ * outcome (the answer for this retry). Nothing, and nothing can land (or the bank's key will return what does):
+ * undefined, the attempt goes on. Nothing yet: the claim stays in doubt.
  */
-async function recoverAlone(
-  attempt: Keyed,
+async function recoverAlone<O, Found>(
+  attempt: KeyedAttempt<O, Found>,
   fence: number,
   seen: RequestKeyClaim,
-  { bankKey, recordOnOrder }: RequestKeyOptions,
-): Promise<Answer | undefined> {
-  const { key, span, orderNo, attemptId: owner } = attempt;
+  { bankKey, recordOnOrder }: RequestKeyOptions<O>,
+): Promise<KeyAnswer<O> | undefined> {
+  const { key, span, merchantRef, attemptId: owner } = attempt;
   const { verdict, askedAt } = await attempt.recovery.askBankAfterTakeover(
-    { merchantRef: orderNo, fence: { lock: requestKeyLock(key.name), token: fence }, byLock: true },
+    { merchantRef, fence: { lock: requestKeyLock(key.name), token: fence }, byLock: true },
     seen,
   );
+  const endpoint = nonDefault(attempt.endpoint);
   if (verdict.kind === 'charged') {
-    const outcome = outcomeFromCharge(orderNo, verdict.charge);
+    const outcome = attempt.outcomeOf(verdict.charge);
     await attempt.at?.('order.record');
     await recordOnOrder(outcome);
-    const done = { fingerprint: key.fingerprint, outcome, existing: false };
+    const done = { fingerprint: key.fingerprint, endpoint, outcome, existing: false };
     await attempt.at?.('key.complete');
     await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);
-    decide(span, 'requestKey', 'stopped', reason('keyBankHasCharge', { charge: verdict.charge.id }));
+    const found = (verdict.charge as { id?: unknown }).id;
+    decide(span, 'requestKey', 'stopped', reason('keyBankHasCharge', { charge: String(found) }));
     return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
   }
-  const held = { name: key.name, fingerprint: key.fingerprint, owner, fence, firstFence: seen.firstFence };
+  const held = { name: key.name, fingerprint: key.fingerprint, endpoint, owner, fence, firstFence: seen.firstFence };
   if (verdict.kind === 'nothing' || bankKey) {
     await attempt.at?.('key.resume');
     if (!(await renewRequestKey(held, attempt.now(), true))) {
@@ -272,7 +376,7 @@ function leaseOf(attempt: Keyed, held: HeldKey, tookOver: boolean): Lease {
     byLock: true,
     layer: 'requestKey',
     tookOver,
-    async renew(now) {
+    async renew(now): Promise<LostClaim | undefined> {
       await attempt.at?.('key.renew');
       if (await renewRequestKey(held, now)) return undefined;
       decide(attempt.span, 'requestKey', 'lost', reason('claimLost'));
@@ -285,16 +389,16 @@ function leaseOf(attempt: Keyed, held: HeldKey, tookOver: boolean): Lease {
  * A later defence stopped this attempt before the bank, with `answer`: nothing moved. Returns the answer as
  * layer 2 words it. `seen`: the abandoned claim this attempt took over, if it did.
  */
-async function stoppedAfter(
+async function stoppedAfter<A extends { kind: string }, O>(
   attempt: Keyed,
   held: HeldKey,
   seen: RequestKeyClaim | undefined,
-  answer: Answer,
-  fate: ClaimFate,
-): Promise<Answer> {
+  answer: A,
+  fate: ClaimFate<O>,
+): Promise<A> {
   switch (fate.kind) {
     case 'complete': {
-      if (answer.kind !== 'duplicate') return answer;
+      if (!isDuplicate<O>(answer)) return answer;
       // The first outcome is this intent's outcome too. Found under a key this attempt took over, it is the
       // intent's own payment, settled meanwhile: a replay, not another intent's.
       const mine = seen ? { ...answer, existing: false } : answer;
@@ -317,15 +421,19 @@ async function stoppedAfter(
   }
 }
 
+function isDuplicate<O>(answer: { kind: string }): answer is { kind: 'duplicate'; outcome: O; existing: boolean } {
+  return answer.kind === 'duplicate' && 'outcome' in answer;
+}
+
 /** The bank's verdict (and what failed after it), kept on the key this attempt holds. Never throws: money may have moved. */
-async function settle(attempt: Keyed, held: HeldKey, fate: ClaimFate): Promise<void> {
-  const { span, orderNo } = attempt;
+async function settle<O>(attempt: Keyed, held: HeldKey, fate: ClaimFate<O>): Promise<void> {
+  const { span } = attempt;
   switch (fate.kind) {
     case 'complete': {
       const said = fate.afterFailure ? 'keyCompletedAfterFailure' : 'keyCompleted';
       await complete(attempt, held, fate.outcome, fate.existing).then(
         (stored) => decide(span, 'requestKey', stored ? 'completed' : 'late', reason(stored ? said : 'keyLate')),
-        (error: Error) => console.error(`[pay] ${orderNo}: outcome not stored in Redis (${error.message})`),
+        (error: Error) => console.error(`[pay] ${attempt.merchantRef}: outcome not stored in Redis (${error.message})`),
       );
       return;
     }
@@ -343,7 +451,7 @@ async function settle(attempt: Keyed, held: HeldKey, fate: ClaimFate): Promise<v
 
 async function complete(attempt: Keyed, held: HeldKey, outcome: unknown, existing: boolean): Promise<boolean> {
   await attempt.at?.('key.complete');
-  const done = { fingerprint: held.fingerprint, outcome, existing };
+  const done = { fingerprint: held.fingerprint, endpoint: held.endpoint, outcome, existing };
   return completeRequestKey(held.name, held.owner, done, attempt.resultTtlSeconds);
 }
 
