@@ -70,6 +70,11 @@ export const ALLOWED = new Set([
   'UNKNOWN',
   'PAYMENT',
   'RECEIPT',
+  // A refund's states, its dedup rows and the ledger's constraint, as the code writes them.
+  'REQUESTED',
+  'SUCCEEDED',
+  'REFUND',
+  'CHECK',
   'idempotent_record',
   'request_id',
   // Headers and fields a program reads (a hyphenated name is one word to englishLeft).

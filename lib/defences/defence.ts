@@ -77,6 +77,22 @@ export type Answer =
  */
 export type LostClaim = { kind: 'in_progress'; answeredBy: Answerer; takenOver: true };
 
+/** The layer 2 key an attempt runs under, as the lab's key strategy made it. */
+export type AttemptKey = {
+  /** The Redis key: `idem:{<caller>:<key>}`. */
+  name: string;
+  /** The payload as the caller sent it: the same key with another amount is a mismatch, not a retry. */
+  fingerprint: string;
+  /** The key as a step names it: "key <key> (<strategy>)", the strategy only when it is not `business`. */
+  shown: { key: string; strategy: string };
+};
+
+/** What layer 2 answers: the first outcome, "in progress", or a mismatch. Every intent's answers include these. */
+export type KeyAnswer<O> =
+  | { kind: 'duplicate'; outcome: O; answeredBy: Answerer; existing: boolean }
+  | { kind: 'in_progress'; answeredBy: Answerer; takenOver?: true }
+  | { kind: 'mismatch'; usedOn?: string };
+
 /**
  * What the bank's call came to, as every hold hears it: of a payment (the default), or of a refund (its outcome
  * type `O`; lib/refunds keeps this contract too).

@@ -17,6 +17,15 @@ export const KEY_STRATEGIES = ['business', 'paramHash', 'perSubmit'] as const;
 export type KeyStrategy = (typeof KEY_STRATEGIES)[number];
 
 /**
+ * What a refund's identity is made of (the article's first detail, its second half): a refund may happen more than
+ * once per order, so only `requestId` is right, the id the caller created once for this refund and keeps across its
+ * retries. `orderNo` makes every refund of the order one (the second legitimate refund is refused as a duplicate);
+ * `paramHash` makes two legitimate refunds of the same amount one, and a retry stamped anew another.
+ */
+export const REFUND_KEY_STRATEGIES = ['requestId', 'orderNo', 'paramHash'] as const;
+export type RefundKeyStrategy = (typeof REFUND_KEY_STRATEGIES)[number];
+
+/**
  * When a claim is given back after its attempt failed (the article's third detail). Only `noMoneyMoved` is
  * right: released when the bank says nothing moved, kept when the outcome is unknown, completed when the charge
  * went through whatever failed after it. `anyError` gives it back on any error (the charge went through, and a

@@ -81,6 +81,7 @@ export function policyOf(settings: LabSettings, faults: FaultPoints): PaymentPol
     layers: settings.layers,
     leaseMs: settings.claims.leaseMs,
     keyStrategy: settings.keys.strategy,
+    refundKeyStrategy: settings.keys.refunds,
     release: settings.claims.release,
     duplicateAnswer: settings.answers.duplicate,
     bank: { bankLatencyMs, bankFailure, bankTimeoutAfterCharge, bankLateChargeMs },

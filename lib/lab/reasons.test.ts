@@ -110,6 +110,9 @@ const SAMPLE = {
   callerGets: '504',
   answeredBy: 'requestKey',
   now: '127.0.0.1:26471',
+  reference: 'ord_0000000000000000/rq_1',
+  left: '1200',
+  refund: 're_1',
   before: '127.0.0.1:26470',
 };
 

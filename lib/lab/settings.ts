@@ -8,7 +8,9 @@ import {
   type DuplicateAnswer,
   KEY_STRATEGIES,
   type KeyStrategy,
+  REFUND_KEY_STRATEGIES,
   RELEASE_RULES,
+  type RefundKeyStrategy,
   type ReleaseRule,
 } from '../defences/layers.ts';
 import { BANK_SETTLEMENT_WINDOW_MS, DEFAULT_LEASE_MS } from './constants.ts';
@@ -21,7 +23,9 @@ export {
   type DuplicateAnswer,
   KEY_STRATEGIES,
   type KeyStrategy,
+  REFUND_KEY_STRATEGIES,
   RELEASE_RULES,
+  type RefundKeyStrategy,
   type ReleaseRule,
 };
 
@@ -131,6 +135,12 @@ export const KeysSchema = z.strictObject({
    * perSubmit: a fresh random key for each submit, never persisted.
    */
   strategy: z.enum(KEY_STRATEGIES),
+  /**
+   * What a refund's identity is made of. requestId: the id the caller created for the refund and keeps (right).
+   * orderNo: the order number (a second legitimate refund is refused). paramHash: a hash of the refund's parameters
+   * (two legitimate refunds of one amount merge; a retry stamped anew refunds twice).
+   */
+  refunds: z.enum(REFUND_KEY_STRATEGIES),
 });
 
 export const AnswersSchema = z.strictObject({
@@ -187,7 +197,7 @@ export const DEFAULT_LAB_SETTINGS: LabSettings = {
     dropResponse: false,
   },
   claims: { leaseMs: DEFAULT_LEASE_MS, release: 'noMoneyMoved' },
-  keys: { strategy: 'business' },
+  keys: { strategy: 'business', refunds: 'requestId' },
   answers: { duplicate: 'firstResult' },
   gateway: { timeoutMs: 2_000, retries: 1 },
 };

@@ -169,8 +169,8 @@ export async function chargeCard(
 }
 
 /** Raises the bank's token for the fence's lock to the fence's, if it is not lower: false when it was stale. */
-async function raiseFence(fence: Fence): Promise<boolean> {
-  const [row] = await getDb().$queryRaw<Array<{ token: bigint }>>`
+export async function raiseFence(fence: Fence, db: Prisma.TransactionClient = getDb()): Promise<boolean> {
+  const [row] = await db.$queryRaw<Array<{ token: bigint }>>`
     INSERT INTO bank_fences (lock, token) VALUES (${fence.lock}, ${BigInt(fence.token)})
     ON CONFLICT (lock) DO UPDATE SET token = GREATEST(bank_fences.token, EXCLUDED.token), updated_at = now()
     RETURNING token`;
@@ -216,16 +216,27 @@ export async function askBank(
       SELECT id, amount_cents AS "amountCents", created_at AS "createdAt" FROM bank_charges
       WHERE ${where} AND created_at <= ${visible} ORDER BY created_at, id`;
   if (!fence) return { charges: await list(getDb()), previousToken: null };
+  const { listed, previousToken } = await underRaisedFence(fence, list);
+  return { charges: listed, previousToken };
+}
+
+/**
+ * A question to the bank under a fence: the fence's row locked and raised first, then `list` read, so that a
+ * request under the same lock either committed before (and is listed) or waits for the answer and then meets the
+ * raised token. Returns what was listed and the token the bank had been shown before, or null.
+ */
+export async function underRaisedFence<T>(
+  fence: Fence,
+  list: (tx: Prisma.TransactionClient) => Promise<T>,
+): Promise<{ listed: T; previousToken: number | null }> {
   return getDb().$transaction(async (tx) => {
-    // The fence row locked first: a charge under the same lock either committed before (and is listed
-    // below, read after the lock) or waits for this answer and then meets the raised token.
     await tx.$executeRaw`INSERT INTO bank_fences (lock, token) VALUES (${fence.lock}, -1) ON CONFLICT DO NOTHING`;
     const [row] = await tx.$queryRaw<Array<{ token: bigint }>>`
       SELECT token FROM bank_fences WHERE lock = ${fence.lock} FOR UPDATE`;
     const previous = row && row.token >= 0n ? Number(row.token) : null;
     await tx.$executeRaw`
       UPDATE bank_fences SET token = GREATEST(token, ${BigInt(fence.token)}), updated_at = now() WHERE lock = ${fence.lock}`;
-    return { charges: await list(tx), previousToken: previous };
+    return { listed: await list(tx), previousToken: previous };
   });
 }
 

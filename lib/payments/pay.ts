@@ -18,7 +18,7 @@ import 'server-only';
 // lease cannot charge after another took over. A claim found dead is taken over and settled by asking the
 // bank (reconcile.ts), never by guessing.
 import { getDb } from '../db.ts';
-import type { Answer, Attempt, Defence, Ending, Lease, Next, ToBank } from '../defences/defence.ts';
+import type { Answer, Attempt, Ending, Lease } from '../defences/defence.ts';
 import { defencesFor } from '../defences/defences-for.ts';
 import { LAYERS, type Layers } from '../defences/layers.ts';
 import type { RaceHook } from '../defences/race-points.ts';
@@ -28,6 +28,7 @@ import type { CallerScope } from '../session.ts';
 import { ATTR, decide, hashCaller, type Reason, reason, type Span, startSpan } from '../telemetry/spans.ts';
 import type { BankFaults } from './bank.ts';
 import { callBank } from './bank-call.ts';
+import { faultContext, guarded, type Handed, stillHeld } from './guarded.ts';
 import { recallOrderFacts } from './order-facts.ts';
 import { mayUse } from './orders.ts';
 import { type PaymentPolicy, policySource } from './policy.ts';
@@ -110,8 +111,12 @@ async function payOnce(request: PayRequest, options: PayOptions, span: Span): Pr
 
   // 1-5. The defences, in the article's order, each around the rest: a duplicate is answered by the first one
   //    that stops it; the others pass it on, and hear how the rest ended on the way back.
-  const end = await guarded(defencesFor(layers, attempt), attempt, (handed) =>
-    atTheBank(attempt, order, options, handed),
+  const failed = { kind: 'failed_retryable', reason: 'a defence failed before the bank' } as const;
+  const end = await guarded(
+    defencesFor(layers, attempt),
+    attempt,
+    (handed) => atTheBank(attempt, order, options, handed),
+    failed,
   );
   if (end.kind === 'stopped' && end.failure !== undefined) throw end.failure;
   return told(end.answer, order.policy);
@@ -126,9 +131,6 @@ function told(answer: Answer, policy: PaymentPolicy): Answer {
   return { kind: 'duplicate_refused', answeredBy: answer.answeredBy };
 }
 
-/** What the defences handed inward: their leases, outermost first, and the bank's key. */
-type Handed = { leases: Lease[]; toBank?: ToBank };
-
 /**
  * 5 + 6, inside every defence: the fault point (a pause, a crash) with the claims checked again if the attempt
  * was away for half its lease, then the bank, once, under the innermost claim's fencing token.
@@ -139,7 +141,7 @@ async function atTheBank(
   options: PayOptions,
   { leases, toBank }: Handed,
 ): Promise<Ending> {
-  const lost = await stillHeld(leases, attempt, order.policy);
+  const lost = await stillHeld(leases, attempt, order.policy.faults);
   if (lost) return { kind: 'stopped', answer: lost };
   await options.at?.('pay.bank');
   const faults = { ...order.policy.bank, ...options.bankFaults };
@@ -224,89 +226,6 @@ function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, 
       askBankAfterTakeover: (query, seen) => askBankAfterTakeover(query, seen, { now, at }),
     },
   };
-}
-
-/**
- * Runs the defences, each around the rest, the bank innermost (`atTheBank`). What a defence hands inward
- * (its lease, the bank's key) is gathered for the bank. A defence that fails before the bank (the database is
- * down) becomes a stop for the guards outside it, which give their claims back (nothing has moved), and the
- * pipeline then throws its error. From the bank on, a throw (the lab's crash) goes through every guard.
- */
-async function guarded(
-  defences: Defence[],
-  attempt: Attempt,
-  bank: (handed: Handed) => Promise<Ending>,
-): Promise<Ending> {
-  const handed: Handed = { leases: [] };
-  let atBank = false;
-  let failure: unknown;
-  const from = async (index: number): Promise<Ending> => {
-    const defence = defences[index];
-    if (!defence) {
-      atBank = true;
-      return bank(handed);
-    }
-    const next: Next = (passing) => {
-      if (passing?.lease) handed.leases.push(passing.lease);
-      if (passing?.toBank) handed.toBank = passing.toBank;
-      return from(index + 1);
-    };
-    try {
-      return await guardTraced(defence, attempt, next);
-    } catch (error) {
-      if (atBank) throw error;
-      failure ??= error;
-      return {
-        kind: 'stopped',
-        answer: { kind: 'failed_retryable', reason: 'a defence failed before the bank' },
-        failure,
-      };
-    }
-  };
-  return from(0);
-}
-
-/**
- * One layer's guard in a span of its own, a child of the payment's: the defence records its decisions there,
- * and the span ends when the guard returns (it has heard how the rest ended). A step that is not a layer (the
- * order's amount, the unguarded order) has no span: it would be an empty one on every payment.
- */
-async function guardTraced(defence: Defence, attempt: Attempt, next: Next): Promise<Ending> {
-  const { layer } = defence;
-  if (layer === undefined) return defence.guard(attempt, next);
-  const span = startSpan(`defence ${layer}`, { attributes: { [ATTR.layer]: layer } }, attempt.span);
-  // Nobody listens (no provider registered: the API's no-op span): nothing to end.
-  if (!span.isRecording()) return defence.guard(attempt, next);
-  try {
-    return await defence.guard({ ...attempt, span }, next);
-  } finally {
-    span.end();
-  }
-}
-
-/**
- * Between the claims and the bank, the fault point (a pause: a GC pause, an overloaded host; or a crash).
- * An attempt that was away for half its lease renews its claims, and stops if it lost one (it was taken
- * over): the answer it then gives. A fresh one cannot have lost them. Either way the bank checks the token:
- * this is only early.
- */
-async function stillHeld(leases: Lease[], attempt: Attempt, policy: PaymentPolicy): Promise<Answer | undefined> {
-  const { now, leaseMs } = attempt;
-  const claimedAt = now();
-  await policy.faults('pay.beforeBank', faultContext(attempt, leases));
-  await attempt.at?.('pay.beforeBank');
-  if (now() - claimedAt <= leaseMs / 2) return undefined;
-  const renewedAt = now();
-  for (const lease of [...leases].reverse()) {
-    const lost = await lease.renew(renewedAt);
-    if (lost) return lost;
-  }
-  return undefined;
-}
-
-function faultContext(attempt: Attempt, leases: Lease[]) {
-  const { orderNo, span, leaseMs } = attempt;
-  return { orderNo, span, leaseMs, tookOver: leases.some((lease) => lease.tookOver) };
 }
 
 /** The switches a request ran under, as the room's view counts them ("defences on: 0 1 2 3 4 5"): "0 1 2", "none". */

@@ -6,7 +6,7 @@ import 'server-only';
 // fault, claims released only when no money moved, duplicates told the first result, the lease
 // REQUEST_KEY_LEASE_MS says. The lab
 // registers a source of its own (lib/lab/register.ts), so the pipeline never reads the lab: the lab reads it.
-import type { DuplicateAnswer, KeyStrategy, Layers, ReleaseRule } from '../defences/layers.ts';
+import type { DuplicateAnswer, KeyStrategy, Layers, RefundKeyStrategy, ReleaseRule } from '../defences/layers.ts';
 import { ALL_LAYERS_ON } from '../defences/layers.ts';
 import { env } from '../env.ts';
 import type { Span } from '../telemetry/spans.ts';
@@ -38,6 +38,8 @@ export type PaymentPolicy = {
   leaseMs: number;
   /** What layer 2's key is made of. */
   keyStrategy: KeyStrategy;
+  /** What a refund's identity is made of. */
+  refundKeyStrategy: RefundKeyStrategy;
   /** When a claim is given back after a failure. */
   release: ReleaseRule;
   /** What a duplicate of a finished payment is told: the first result, or an error. */
@@ -64,6 +66,7 @@ export function defaultPolicy(): PaymentPolicy {
     layers: ALL_LAYERS_ON,
     leaseMs: env().REQUEST_KEY_LEASE_MS,
     keyStrategy: 'business',
+    refundKeyStrategy: 'requestId',
     release: 'noMoneyMoved',
     duplicateAnswer: 'firstResult',
     bank: NO_BANK_FAULTS,

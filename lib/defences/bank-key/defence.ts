@@ -18,6 +18,11 @@ export function bankKeyFor(orderNo: string): string {
   return `pay:${orderNo}`;
 }
 
+/** The key the merchant sends the bank for a refund: its reference (`<order no>/<refund key>`), never the order's. */
+export function refundBankKeyFor(reference: string): string {
+  return `refund:${reference}`;
+}
+
 /** Layer 5 as a defence: nothing to claim; the key goes with the charge (lib/payments/bank-call.ts reads the bank's replay). */
 export const bankKeyDefence: Defence = {
   layer: 'bankKey',

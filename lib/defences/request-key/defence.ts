@@ -27,11 +27,12 @@ import type { CallerScope } from '../../session.ts';
 import { decide, reason, type Span } from '../../telemetry/spans.ts';
 import {
   type Answer,
-  type Answerer,
   type Attempt,
+  type AttemptKey,
   type Defence,
   type Ending,
   type Intent,
+  type KeyAnswer,
   type Lease,
   type LostClaim,
   type Next,
@@ -64,15 +65,7 @@ import {
 
 // ---- Layer 2 as a defence ---------------------------------------------------------------------------------
 
-/** The layer 2 key an attempt runs under, as the lab's key strategy made it. */
-export type AttemptKey = {
-  /** The Redis key: `idem:{<caller>:<key>}`. */
-  name: string;
-  /** The payload as the caller sent it: the same key with another amount is a mismatch, not a retry. */
-  fingerprint: string;
-  /** The key as a step names it: "key <key> (<strategy>)", the strategy only when it is not `business`. */
-  shown: { key: string; strategy: string };
-};
+export type { AttemptKey, KeyAnswer };
 
 /** The key one request runs under: the lab's key strategy applied to what the request says about its intent. */
 export function attemptKeyOf(
@@ -123,12 +116,6 @@ export type KeyedAttempt<O, Found> = {
   parseOutcome(stored: unknown): O | undefined;
 };
 
-/** What layer 2 answers: the first outcome, "in progress", or a mismatch. Every intent's answers include these. */
-export type KeyAnswer<O> =
-  | { kind: 'duplicate'; outcome: O; answeredBy: Answerer; existing: boolean }
-  | { kind: 'in_progress'; answeredBy: Answerer; takenOver?: true }
-  | { kind: 'mismatch'; usedOn?: string };
-
 type Keyed = KeyedAttempt<unknown, unknown>;
 
 /**
@@ -165,7 +152,8 @@ const keys = new WeakMap<Intent, AttemptKey>();
 export type RequestKeyOptions<O = PaymentOutcome> = {
   databaseDecides: boolean;
   bankKey: boolean;
-  recordOnOrder: (outcome: O) => Promise<void>;
+  /** How an outcome found alone is written (`merchantRef`: what the bank knows the intent by). */
+  recordOnOrder: (outcome: O, merchantRef: string) => Promise<void>;
 };
 
 /** What layer 2's claim came to: the key held (`seen`: the abandoned claim it took over), or a duplicate's answer. */
@@ -345,7 +333,7 @@ async function recoverAlone<O, Found>(
   if (verdict.kind === 'charged') {
     const outcome = attempt.outcomeOf(verdict.charge);
     await attempt.at?.('order.record');
-    await recordOnOrder(outcome);
+    await recordOnOrder(outcome, merchantRef);
     const done = { fingerprint: key.fingerprint, endpoint, outcome, existing: false };
     await attempt.at?.('key.complete');
     await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);

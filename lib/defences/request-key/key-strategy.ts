@@ -9,7 +9,7 @@
 //              per request received, like a request id made at the edge) and never persisted.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Intent } from '../defence.ts';
-import type { KeyStrategy } from '../layers.ts';
+import type { KeyStrategy, RefundKeyStrategy } from '../layers.ts';
 import { canonicalOf } from './record.ts';
 
 /** What a request says about its intent, from which each strategy makes its key. */
@@ -23,6 +23,25 @@ export function requestKeyFor(strategy: KeyStrategy, sources: KeySources, mint: 
       return `params:${hashParams(sources.params)}`;
     case 'perSubmit':
       return `submit:${sources.submitKey ?? mint()}`;
+  }
+}
+
+/**
+ * A refund's identity, as the refund's key strategy makes it: the caller's request id (the Idempotency-Key, the
+ * back office's draft, the queue message's id), or, to be watched failing, the order number or the parameters.
+ * Prefixed, so that no refund's key is ever a payment's (`order:<no>` is the checkout's).
+ */
+export function refundKeyFor(
+  strategy: RefundKeyStrategy,
+  sources: { requestId: string; orderNo: string; params: Record<string, string | number> },
+): string {
+  switch (strategy) {
+    case 'requestId':
+      return sources.requestId;
+    case 'orderNo':
+      return `refund-order:${sources.orderNo}`;
+    case 'paramHash':
+      return `refund-params:${hashParams(sources.params)}`;
   }
 }
 

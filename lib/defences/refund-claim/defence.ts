@@ -1,0 +1,201 @@
+import 'server-only';
+// Layers 3 and 4 for refunds, one claim on the refund, which also puts its amount on the order's ledger. Layer 3,
+// the refund's state machine: `UPDATE refunds SET status = 'PROCESSING' … WHERE status = 'REQUESTED'` (one row:
+// this attempt won). Layer 4: a dedup row (REFUND, `<order no>/<refund key>`) the unique key refuses to hold
+// twice. The ledger: `orders.refunded_cents`, raised in the same statement, which the database's CHECK refuses to
+// let pass the order's amount: a refund that would is refused before the bank, saying how much is left. With both
+// layers off nothing claims the refund, but each attempt's amount still goes on the ledger (unguardedRefund).
+// Catches: every duplicate of the same refund (the same identity), whatever its source. Misses: what the identity
+// gets wrong: a refund keyed by the order number (the second legitimate refund is "the same"), or by its
+// parameters (two legitimate refunds of one amount are "the same"; a retry stamped anew is "another").
+//
+// What a duplicate stopped here gets, as for a payment's claim (order-claim/defence.ts): the first outcome, a dead
+// claim taken over, "in progress"; and a refund the ledger refuses is told how much is left.
+// When the claim is given back: completed with the bank's answer (SUCCEEDED keeps the amount on the ledger, FAILED
+// takes it off), released when nothing moved (the amount off), kept in doubt when the bank's answer is unknown (the
+// amount stays: the refund may have been made).
+import { decide, reason } from '../../telemetry/spans.ts';
+import { type Defence, type Lease, stopped } from '../defence.ts';
+import type { Layer } from '../layers.ts';
+import type { RefundAnswer, RefundAttempt, RefundHold, RefundOutcome } from '../refund.ts';
+import { type ClaimFate, claimFate } from '../release.ts';
+import {
+  claimRefund,
+  type DatabaseLayers,
+  keepRefundClaimUnknown,
+  leftToRefund,
+  recordRefundOutcome,
+  refundLock,
+  releaseRefundClaim,
+  renewRefundClaim,
+  reserveUnguarded,
+  unreserveUnguarded,
+} from './store.ts';
+
+type RefundDefence = Defence<RefundAttempt, RefundAnswer, RefundOutcome>;
+type Switches = DatabaseLayers & { bankKey: boolean };
+type RefundClaim = { kind: 'held'; hold: RefundHold; tookOver: boolean } | { kind: 'stopped'; answer: RefundAnswer };
+
+const layerOf = (layers: DatabaseLayers): Layer => (layers.stateMachine ? 'stateMachine' : 'uniqueConstraint');
+
+/** Layers 3 and/or 4 for a refund, as one defence: the refund claimed (and its amount on the ledger) by one statement. */
+export function refundClaimDefence(layers: Switches): RefundDefence {
+  return {
+    layer: layerOf(layers),
+    async guard(attempt, next) {
+      const claim = await claimTheRefund(attempt, layers);
+      if (claim.kind === 'stopped') return stopped(claim.answer);
+      const { hold, tookOver } = claim;
+      const end = await next({ lease: leaseOf(attempt, hold, layers, tookOver) });
+      if (end.kind === 'banked') await settle(attempt, hold, layers, claimFate(attempt.release, end));
+      return end;
+    },
+  };
+}
+
+async function claimTheRefund(attempt: RefundAttempt, layers: Switches): Promise<RefundClaim> {
+  const { span, orderNo, refundKey, attemptId } = attempt;
+  const layer = layerOf(layers);
+  for (let tries = 0; ; tries++) {
+    await attempt.at?.('order.claim');
+    const claimed = await claimRefund(layers, { orderNo, refundKey }, attemptId, new Date(attempt.now()));
+    if ('fence' in claimed) {
+      const { fence } = claimed;
+      if (layers.stateMachine) decide(span, 'stateMachine', 'claimed', reason('refundClaimed', { fence }));
+      if (layers.uniqueConstraint)
+        decide(
+          span,
+          'uniqueConstraint',
+          'inserted',
+          reason('refundDedupInserted', { reference: attempt.reference, fence }),
+        );
+      return { kind: 'held', hold: { orderNo, refundKey, attemptId, fence }, tookOver: false };
+    }
+    if ('exceeds' in claimed) {
+      const leftCents = await leftToRefund(orderNo);
+      decide(span, layer, 'stopped', reason('refundExceeds', { cents: attempt.amountCents, left: leftCents }));
+      return { kind: 'stopped', answer: { kind: 'exceeds', leftCents } };
+    }
+    const answer = await answerDuplicate(attempt, claimed.refusedBy, layers);
+    if (answer !== 'again') return answer;
+    if (tries > 0) return stillProcessing(attempt, claimed.refusedBy);
+  }
+}
+
+/** A duplicate of the refund: the first outcome, a dead claim taken over by this attempt, or "in progress". */
+async function answerDuplicate(attempt: RefundAttempt, said: Layer, layers: Switches): Promise<RefundClaim | 'again'> {
+  const { span } = attempt;
+  const answer = await attempt.recovery.reconcile({ attemptId: attempt.attemptId, bankKey: layers.bankKey });
+  switch (answer.kind) {
+    case 'settled': {
+      const found = answer.found ? 'yes' : 'no';
+      decide(span, said, 'stopped', reason('refundSettled', { layer: said, found, status: answer.outcome.status }));
+      const answeredBy = answer.found ? 'reconciler' : said;
+      return {
+        kind: 'stopped',
+        answer: { kind: 'duplicate', outcome: answer.outcome, answeredBy, existing: !answer.found },
+      };
+    }
+    case 'resumed':
+      decide(span, said, 'takeover', reason('refundTakeover', { layer: said, fence: answer.hold.fence }));
+      return { kind: 'held', hold: answer.hold, tookOver: true };
+    case 'waiting':
+      decide(span, said, 'stopped', reason('refundConfirming', { layer: said }));
+      return { kind: 'stopped', answer: { kind: 'in_progress', answeredBy: 'reconciler' } };
+    case 'gone':
+      return { kind: 'stopped', answer: { kind: 'order_not_found' } };
+    case 'idle':
+    case 'released':
+      return 'again';
+    case 'running':
+      return stillProcessing(attempt, said);
+  }
+}
+
+function stillProcessing(attempt: RefundAttempt, said: Layer): RefundClaim {
+  decide(attempt.span, said, 'stopped', reason('refundStillProcessing', { layer: said }));
+  return { kind: 'stopped', answer: { kind: 'in_progress', answeredBy: said } };
+}
+
+/** The refund's claim as the bank checks it, and its renewal after a pause. */
+function leaseOf(attempt: RefundAttempt, hold: RefundHold, layers: DatabaseLayers, tookOver: boolean): Lease {
+  const layer = layerOf(layers);
+  return {
+    fence: { lock: refundLock(hold), token: hold.fence },
+    byLock: false,
+    layer,
+    tookOver,
+    async renew(now) {
+      await attempt.at?.('order.renew');
+      if (await renewRefundClaim(hold, layers, new Date(now))) return undefined;
+      decide(attempt.span, layer, 'lost', reason('claimLost'));
+      return { kind: 'in_progress', answeredBy: layer, takenOver: true };
+    },
+  };
+}
+
+/** The bank's verdict, written on the refund this attempt holds. Never throws: money may have moved. */
+async function settle(
+  attempt: RefundAttempt,
+  hold: RefundHold,
+  layers: DatabaseLayers,
+  fate: ClaimFate<RefundOutcome>,
+): Promise<void> {
+  const { span, reference } = attempt;
+  const layer = layerOf(layers);
+  switch (fate.kind) {
+    case 'complete':
+      await attempt.at?.('order.record');
+      await recordRefundOutcome(hold, fate.outcome, hold, layers).then(
+        (recorded) => {
+          if (!recorded) decide(span, 'outcome', 'late', reason('outcomeLate'));
+        },
+        (error: Error) =>
+          console.error(`[refund] ${reference}: outcome not recorded (${error.message}); reconciliation will`),
+      );
+      return;
+    case 'release':
+      await attempt.at?.('order.release');
+      await releaseRefundClaim(hold).then(
+        () => decide(span, layer, 'released', reason(fate.onError ? 'refundReleasedOnError' : 'refundReleased')),
+        (error: Error) => console.error(`[refund] ${reference}: claim not released (${error.message})`),
+      );
+      return;
+    case 'keepUnknown':
+      await attempt.at?.('order.keepUnknown');
+      await keepRefundClaimUnknown(hold, new Date(fate.since ?? attempt.now())).catch(() => {});
+      return;
+    case 'leave':
+      decide(span, layer, 'left', reason('refundLeft', { leaseMs: attempt.leaseMs }));
+      return;
+  }
+}
+
+/**
+ * Layers 3 and 4 both off: nothing claims the refund. The ledger still counts what each attempt asks the bank for
+ * (refused past the charge), and the refund's row is written when the bank answers, unguarded: the last attempt to
+ * finish writes its outcome over the first's (the statement shows how many refunds there were).
+ */
+export const unguardedRefund: RefundDefence = {
+  name: 'refund',
+  async guard(attempt, next) {
+    const { orderNo, amountCents, span } = attempt;
+    if (!(await reserveUnguarded(orderNo, amountCents))) {
+      const leftCents = await leftToRefund(orderNo);
+      decide(span, 'request', 'stopped', reason('refundExceeds', { cents: amountCents, left: leftCents }));
+      return stopped({ kind: 'exceeds', leftCents });
+    }
+    const end = await next();
+    const refused = end.kind === 'banked' && end.verdict.kind === 'settled' && end.verdict.outcome.status === 'FAILED';
+    if (end.kind === 'banked' && end.verdict.kind === 'settled') {
+      await attempt.at?.('order.record');
+      await recordRefundOutcome(attempt, end.verdict.outcome, undefined, NO_LAYERS).catch((error: Error) =>
+        console.error(`[refund] ${attempt.reference}: outcome not recorded (${error.message})`),
+      );
+    }
+    const nothingMoved = end.kind === 'stopped' || end.verdict.kind === 'nothingMoved' || refused;
+    if (nothingMoved) await unreserveUnguarded(orderNo, amountCents).catch(() => {});
+    return end;
+  },
+};
+const NO_LAYERS: DatabaseLayers = { stateMachine: false, uniqueConstraint: false };

@@ -1,0 +1,90 @@
+// The refund pipeline against the real Redis and PostgreSQL, under real concurrency. The numbers that matter: how
+// many refunds the bank made, and the order's ledger (charged − refunded), which must never go below zero.
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ALL_OFF, ALL_ON, newOrder, only, orderRow, testPayOptions } from '../../test/payments.ts';
+import { getDb } from '../db.ts';
+import type { LabSettingsPatch } from '../lab/settings.ts';
+import { pay } from '../payments/pay.ts';
+import { type CallerScope, clientScope } from '../session.ts';
+import { defaultRefundOptions, type RefundResult, refund } from './refund.ts';
+
+const caller = (): CallerScope => clientScope(`refunds-${randomUUID().slice(0, 8)}`);
+
+/** A paid order of $42.00 under these settings, and its caller. */
+async function paidOrder(lab: LabSettingsPatch = { layers: ALL_ON }) {
+  const who = caller();
+  const orderNo = await newOrder(lab);
+  await getDb().order.update({ where: { orderNo }, data: { owner: who } });
+  const paid = await pay({ orderNo, caller: who, channel: 'api', idempotencyKey: `pay-${orderNo}` }, testPayOptions());
+  expect(paid.kind).toBe('completed');
+  return { orderNo, who };
+}
+
+async function bankRefunds(orderNo: string) {
+  return getDb().$queryRaw<Array<{ amountCents: number }>>`
+    SELECT r.amount_cents AS "amountCents" FROM bank_refunds r JOIN bank_charges c ON c.id = r.charge_id
+    WHERE c.merchant_ref = ${orderNo}`;
+}
+
+const ask = (orderNo: string, who: CallerScope, amountCents: number, requestId: string) =>
+  refund({ orderNo, caller: who, channel: 'api', amountCents, requestId }, defaultRefundOptions());
+
+const kinds = (results: RefundResult[]) => results.map((result) => result.kind).sort();
+
+describe('refunds, from the pipeline', () => {
+  it('20 concurrent refunds of $5 with one request id: one refund, every answer its outcome or "in progress"', async () => {
+    const { orderNo, who } = await paidOrder({ layers: ALL_ON, faults: { bankLatencyMs: 200 } });
+    const results = await Promise.all(Array.from({ length: 20 }, () => ask(orderNo, who, 500, 'rq-one')));
+    expect(await bankRefunds(orderNo)).toEqual([{ amountCents: 500 }]);
+    expect(results.filter((r) => r.kind === 'completed')).toHaveLength(1);
+    expect(results.every((r) => ['completed', 'duplicate', 'in_progress'].includes(r.kind))).toBe(true);
+    expect((await orderRow(orderNo)).refundedCents).toBe(500);
+  });
+
+  it('two refunds of $5 with two request ids: two refunds', async () => {
+    const { orderNo, who } = await paidOrder();
+    const [first, second] = [await ask(orderNo, who, 500, 'rq-a'), await ask(orderNo, who, 500, 'rq-b')];
+    expect([first.kind, second.kind]).toEqual(['completed', 'completed']);
+    expect(await bankRefunds(orderNo)).toHaveLength(2);
+    expect((await orderRow(orderNo)).refundedCents).toBe(1000);
+  });
+
+  it('20 concurrent refunds of $30 with 20 ids: exactly one succeeds, the others are told how much is left', async () => {
+    const { orderNo, who } = await paidOrder({ layers: ALL_ON, faults: { bankLatencyMs: 100 } });
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => ask(orderNo, who, 3_000, `rq-${i}`)));
+    expect(kinds(results)).toEqual(['completed', ...Array(19).fill('exceeds')]);
+    for (const result of results) if (result.kind === 'exceeds') expect(result.leftCents).toBe(1_200);
+    expect(await bankRefunds(orderNo)).toEqual([{ amountCents: 3_000 }]);
+    expect((await orderRow(orderNo)).refundedCents).toBe(3_000);
+  });
+
+  it('a refund of an unpaid order is refused, and writes nothing', async () => {
+    const who = caller();
+    const orderNo = await newOrder({ layers: ALL_ON });
+    await getDb().order.update({ where: { orderNo }, data: { owner: who } });
+    expect(await ask(orderNo, who, 500, 'rq-unpaid')).toMatchObject({ kind: 'not_paid', status: 'PENDING' });
+    expect(await getDb().refund.count({ where: { orderNo } })).toBe(0);
+  });
+
+  it('with every defence off, the 20 refunds with one id refund until the ledger refuses: never more than charged', async () => {
+    const { orderNo, who } = await paidOrder({ layers: ALL_OFF, faults: { bankLatencyMs: 100 } });
+    const results = await Promise.all(Array.from({ length: 20 }, () => ask(orderNo, who, 500, 'rq-same')));
+    const made = await bankRefunds(orderNo);
+    expect(made.length).toBe(8); // $40 of $42: the ledger refuses the rest
+    expect(results.filter((r) => r.kind === 'exceeds')).toHaveLength(12);
+    expect((await orderRow(orderNo)).refundedCents).toBe(4_000);
+  });
+
+  it('keyed by the order number, the second legitimate refund is refused as "the same"', async () => {
+    const { orderNo, who } = await paidOrder({
+      layers: only('requestKey', 'stateMachine', 'uniqueConstraint', 'bankKey'),
+      keys: { refunds: 'orderNo' },
+    });
+    const first = await ask(orderNo, who, 500, 'rq-first');
+    const second = await ask(orderNo, who, 500, 'rq-second');
+    expect(first.kind).toBe('completed');
+    expect(second).toMatchObject({ kind: 'duplicate' });
+    expect(await bankRefunds(orderNo)).toHaveLength(1);
+  });
+});
