@@ -12,7 +12,7 @@ import { ALL_ON, createOrder, expect, test } from './fixtures';
 
 type Json = Record<string, unknown>;
 type Parameter = { name: string; in: string; required?: boolean; examples?: Record<string, Example> };
-type Example = { summary?: string; value: unknown; 'x-status': number };
+type Example = { summary?: string; value: unknown; 'x-status': number; 'x-given'?: 'paid' };
 type Exchange = { method: string; path: string; name: string; example?: Example; parameter?: Parameter };
 
 const SKIPPED = new Set(['put /api/lab/config', 'post /api/lab/reset', 'delete /api/lab/timeline']);
@@ -50,6 +50,14 @@ test('every documented example gets its documented status, body and headers', as
     const label = `${exchange.method.toUpperCase()} ${exchange.path} (${exchange.name})`;
     // The examples name one order; each exchange pays or reads a fresh one of its own.
     const orderNo = await createOrder(request, { layers: ALL_ON });
+    // An example that needs a paid order (a refund) pays it first.
+    if (exchange.example?.['x-given'] === 'paid') {
+      const paid = await request.post('/api/payments', {
+        headers: { 'x-client-id': 'contract', 'idempotency-key': `pay-${orderNo}` },
+        data: { orderNo, amountCents: 4200 },
+      });
+      expect(paid.status(), `${exchange.name}: its order is paid first`).toBe(201);
+    }
     const swap = (value: unknown) => JSON.parse(JSON.stringify(value ?? null).replaceAll(EXAMPLE_ORDER_NO, orderNo));
     let url = exchange.path;
     const params = new URLSearchParams();

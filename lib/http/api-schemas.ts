@@ -2,6 +2,7 @@
 // (zod-openapi reads `.meta()`), so the reference cannot say something the routes do not do.
 import { z } from 'zod';
 import { PaymentOutcomeSchema } from '../defences/outcome.ts';
+import { RefundOutcomeSchema } from '../defences/refund.ts';
 import { GatewayRecordSchema } from '../lab/gateway.ts';
 import { LabSettingsPatchSchema, LabSettingsSchema } from '../lab/settings.ts';
 import { AmountCentsSchema, OrderNoSchema } from '../payments/order-no.ts';
@@ -61,6 +62,39 @@ export const PaymentRequestSchema = z
   })
   .meta({ id: 'PaymentRequest', description: 'Pay an order: its number and its amount.' });
 
+export const RefundRequestSchema = z
+  .strictObject({
+    orderNo: OrderNo,
+    amountCents: AmountCents.meta({ description: 'How much to give back: at most what is left of the charge.' }),
+    /**
+     * When the caller sent this attempt (epoch ms or RFC 3339), as many SDKs stamp every request. Not part of the
+     * refund: a retry may stamp it anew; only the lab's `paramHash` strategy makes the refund's identity of it.
+     */
+    requestedAt: z
+      .union([z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.iso.datetime({ offset: true })], {
+        message: 'must be epoch milliseconds or an RFC 3339 date-time',
+      })
+      .optional()
+      .meta({ description: 'When this attempt was sent. Not part of the refund: a retry may stamp it anew.' }),
+  })
+  .meta({
+    id: 'RefundRequest',
+    description:
+      'Refund part of a paid order. The Idempotency-Key is the refund’s request id: create it once for this refund, keep it, send it on every retry; a second refund is a new id.',
+  });
+
+export const Refund = RefundOutcomeSchema.options[0].meta({
+  id: 'Refund',
+  description: 'A refund the bank made: its id, its amount.',
+  example: {
+    status: 'SUCCEEDED',
+    orderNo: EXAMPLE_ORDER_NO,
+    amountCents: 500,
+    refundId: 're_5f1d3c0a9b8e7d6c5b4a3921',
+    refundedAt: '2026-11-30T09:05:00.000Z',
+  },
+});
+
 export const OrderSummary = z
   .object({
     orderNo: OrderNo,
@@ -85,12 +119,20 @@ const Charge = z
   .object({ id: z.string(), amountCents: z.number().int(), createdAt: z.string() })
   .meta({ id: 'Charge', description: 'A charge on the card statement, as the card network recorded it.' });
 
+const BankRefund = z
+  .object({ id: z.string(), chargeId: z.string(), amountCents: z.number().int(), createdAt: z.string() })
+  .meta({ id: 'BankRefund', description: 'A refund on the card statement, as the card network recorded it.' });
+
 export const OrderView = z
   .object({
     orderNo: OrderNo,
     amountCents: AmountCents,
     status: z.enum(['PENDING', 'PROCESSING', 'PAID', 'DECLINED', 'UNKNOWN']),
     charges: z.array(Charge),
+    refunds: z.array(BankRefund).meta({ description: 'The refunds the card network made of its charges.' }),
+    refundedCents: z.number().int().meta({
+      description: 'The merchant’s ledger: refunds made, under way or in doubt. Never more than amountCents.',
+    }),
   })
   .meta({ id: 'OrderWithCharges', description: 'The order, and what the card network recorded for it.' });
 

@@ -82,7 +82,7 @@ export function keyProblem(parsed: Extract<ParsedKey, { ok: false }>): Response 
 /** 422 for a key that names another intent: another body, or another endpoint (`usedOn`). */
 export function keyReusedProblem(
   usedOn: string | undefined,
-  noun: 'payment' | 'order',
+  noun: 'payment' | 'order' | 'refund',
   headers: HeadersInit = {},
 ): Response {
   const why: Say = usedOn ? say('fields.firstUsedOn', { endpoint: usedOn }) : say('fields.differentBody');

@@ -25,6 +25,8 @@ import {
   Payment,
   PaymentRequestSchema,
   Problem,
+  Refund,
+  RefundRequestSchema,
   TimelinePage,
   UNKNOWN_ORDER_NO,
 } from './api-schemas.ts';
@@ -32,8 +34,11 @@ import { KEY_RULES, MAX_KEY_LENGTH } from './idempotency-key.ts';
 import { MAX_WAIT_SECONDS } from './prefer.ts';
 import { PROBLEM_TYPES, type ProblemType, problemTypeUri } from './problem-types.ts';
 
-/** A documented request: its value, and the status the API answers it with. */
-type Example = { summary: string; value: unknown; 'x-status': number };
+/**
+ * A documented request: its value, and the status the API answers it with; `x-given: paid`: the example's order is
+ * paid first (a refund needs one), which the contract test does before sending it.
+ */
+type Example = { summary: string; value: unknown; 'x-status': number; 'x-given'?: 'paid' };
 
 const IdempotencyKey = z.string().meta({
   description: [
@@ -208,6 +213,104 @@ const pay: ZodOpenApiOperationObject = {
     },
   },
   responses: paymentResponses,
+};
+
+const refundOrder: ZodOpenApiOperationObject = {
+  operationId: 'refund',
+  tags: ['refunds'],
+  summary: 'Refund part of a paid order (service to service)',
+  description: [
+    'Gives money back once per refund, whatever the retries, and never more in all than was charged. The',
+    'Idempotency-Key is the refund’s request id: create it once for this refund and keep it (in your own',
+    'transaction, before sending), send it on every retry; a second refund of the same order is a new id. Never',
+    'make it of the order number (the second refund would be refused as the first) nor of the body (two refunds of',
+    'one amount would merge, and a retry stamped anew would refund twice). The first request is answered 201; a',
+    'retry with the same key and body, the same status and bytes plus `Idempotent-Replayed: true`; a retry while the',
+    'first runs, 409 with `Retry-After: 1`. Refused before the bank: an order that is not paid, and a refund past',
+    'what is left (422 with `leftCents`: the merchant’s ledger, a constraint the database enforces). The bank’s',
+    'refusal is the refund’s outcome (422, replayed).',
+  ].join(' '),
+  requestParams: {
+    header: z.object({ 'idempotency-key': IdempotencyKey, 'x-client-id': ClientId.optional() }),
+  },
+  requestBody: {
+    required: true,
+    content: {
+      'application/json': {
+        schema: RefundRequestSchema,
+        examples: {
+          refund: {
+            summary: 'Refund 5.00 of a paid order',
+            value: { orderNo: EXAMPLE_ORDER_NO, amountCents: 500 },
+            'x-status': 201,
+            'x-given': 'paid',
+          },
+          tooMuch: {
+            summary: 'More than was charged',
+            value: { orderNo: EXAMPLE_ORDER_NO, amountCents: 5_000 },
+            'x-status': 422,
+            'x-given': 'paid',
+          },
+          unpaid: {
+            summary: 'An order that is not paid',
+            value: { orderNo: EXAMPLE_ORDER_NO, amountCents: 500 },
+            'x-status': 422,
+          },
+          unknownOrder: {
+            summary: 'An order that does not exist',
+            value: { orderNo: UNKNOWN_ORDER_NO, amountCents: 500 },
+            'x-status': 404,
+          },
+          invalid: {
+            summary: 'An amount that is not a number',
+            value: { orderNo: EXAMPLE_ORDER_NO, amountCents: '5' },
+            'x-status': 400,
+          },
+        } satisfies Record<string, Example>,
+      },
+    },
+  },
+  responses: {
+    '201': {
+      description:
+        'Refunded: this request made the refund, or it is a retry of the same key (then `Idempotent-Replayed: true`, the same bytes).',
+      headers: z.object({
+        ...answerHeaders,
+        'idempotent-replayed': z.literal('true').optional().meta({ description: 'Present on a replay.' }),
+      }),
+      content: { 'application/json': { schema: Refund } },
+    },
+    '200': {
+      description:
+        'The refund was already made by another intent under the same identity (a wrong key strategy of the lab merged them): the existing refund.',
+      headers: z.object(answerHeaders),
+      content: { 'application/json': { schema: Refund } },
+    },
+    '400': problems('The key, the caller or the body is malformed.', [
+      'idempotency-key',
+      'validation',
+      'malformed-json',
+      'missing-caller',
+      'invalid-client-id',
+    ]),
+    '404': problems('No such order (or not yours).', ['order-not-found'], answerHeaders),
+    '409': problems(
+      'In progress: retry after Retry-After with the same key; under the lab’s wrong answer to a duplicate, a duplicate of a finished refund.',
+      ['refund-in-progress', 'duplicate-request'],
+      { ...answerHeaders, ...retryAfter },
+    ),
+    '413': problems('The body is over 16 KiB.', ['body-too-large']),
+    '422': problems(
+      'The order is not paid; the refund is more than what is left (`leftCents`); the bank refused it (its outcome, replayed); the key was used with another body or endpoint; this refund was asked for with another amount.',
+      ['refund-exceeds-charge', 'order-not-paid', 'refund-refused', 'idempotency-key-reused', 'refund-amount-mismatch'],
+      answerHeaders,
+    ),
+    '503': problems(
+      'The bank failed before refunding, or Redis or PostgreSQL is down. Nothing was refunded; retry with the same key.',
+      ['bank-unavailable', 'service-unavailable'],
+      retryAfter,
+    ),
+  },
 };
 
 const createOrder: ZodOpenApiOperationObject = {
@@ -501,12 +604,14 @@ export function openApiDocument() {
     },
     tags: [
       { name: 'payments', description: 'Paying an order, at most once per intent.' },
+      { name: 'refunds', description: 'Refunding part of a paid order, at most once per refund.' },
       { name: 'orders', description: 'Orders and their card statement.' },
       { name: 'lab', description: 'The teaching lab: switches and faults (off with LAB_ENABLED=false).' },
       { name: 'service', description: 'The service itself.' },
     ],
     paths: {
       '/api/payments': { post: pay },
+      '/api/refunds': { post: refundOrder },
       '/api/orders': { post: createOrder },
       '/api/orders/{orderNo}': { get: getOrder },
       '/api/tokens': { get: getToken },

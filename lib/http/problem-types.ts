@@ -176,6 +176,74 @@ export const PROBLEM_TYPES = {
     retry: 'no',
     example: { title: 'Order not found', detail: 'There is no such order.' },
   },
+  'refund-in-progress': {
+    name: 'Refund in progress',
+    status: 409,
+    means:
+      'A request for this refund (this Idempotency-Key, or the same refund from another caller) is still running, or its outcome is being confirmed with the bank. Nothing new was started.',
+    todo: 'Wait as long as Retry-After says (1 s), then send the same request with the same key: you get the refund’s outcome once it is known.',
+    retry: 'after Retry-After',
+    example: {
+      title: 'Refund in progress',
+      detail: 'A request for this refund is still being processed. Retry after the delay to get its outcome.',
+      answeredBy: 'requestKey',
+    },
+  },
+  'order-not-paid': {
+    name: 'The order is not paid',
+    status: 422,
+    means: 'Only a paid order can be refunded: this one is not (yet). Nothing was refunded, and the key was left free.',
+    todo: 'Pay the order first (POST /api/payments), or refund the order that was paid.',
+    retry: 'after fixing the request',
+    example: {
+      title: 'The order is not paid',
+      detail: 'The order is PENDING: only a paid order can be refunded.',
+      orderStatus: 'PENDING',
+    },
+  },
+  'refund-exceeds-charge': {
+    name: 'More than is left to refund',
+    status: 422,
+    means:
+      'The refunds of this order, made, under way or in doubt, and this one would come to more than was charged: the merchant’s ledger (refunded ≤ charged, a constraint the database enforces) refused it before the bank. Nothing was refunded, and the key was left free. `leftCents` is what is left.',
+    todo: 'Refund at most leftCents, with a new request id (a new refund is a new intent).',
+    retry: 'after fixing the request',
+    example: {
+      title: 'More than is left to refund',
+      detail: 'Only 1200 cents are left to refund on this order.',
+      leftCents: 1200,
+      errors: [{ field: 'amountCents', message: 'must be at most 1200, what is left to refund' }],
+    },
+  },
+  'refund-refused': {
+    name: 'Refund refused by the bank',
+    status: 422,
+    means:
+      'The bank refused this refund: it was more than what is left of the charge. This is the refund’s final outcome: it is stored and replayed to every retry.',
+    todo: 'Do not retry with the same key: the answer will not change. Read the order (its refunds) and ask for what is left, with a new request id.',
+    retry: 'no',
+    example: {
+      title: 'Refund refused by the bank',
+      detail: 'The bank refused this refund: it is more than what is left of the charge. Nothing was refunded.',
+      orderNo: 'ord_0123456789abcdef',
+      amountCents: 3000,
+      reason: 'exceedsCharge',
+      refundStatus: 'FAILED',
+    },
+  },
+  'refund-amount-mismatch': {
+    name: 'This refund is for another amount',
+    status: 422,
+    means:
+      'A refund with this identity was already asked for with another amount: one refund is for one amount (a second refund is a new intent, with a request id of its own). Nothing was refunded.',
+    todo: 'Send the refund’s own amount to retry it, or a new request id for a new refund.',
+    retry: 'after fixing the request',
+    example: {
+      title: 'This refund is for another amount',
+      detail: 'This refund was asked for with 500 cents.',
+      errors: [{ field: 'amountCents', message: 'must be the refund’s amount, 500' }],
+    },
+  },
   'amount-mismatch': {
     name: 'Amount does not match the order',
     status: 422,

@@ -14,6 +14,7 @@ import type { PaymentStatus, Prisma } from '../generated/prisma/client.ts';
 import { newAttemptId } from '../instance.ts';
 import type { CallerScope } from '../session.ts';
 import { type Charge, listCharges } from './bank.ts';
+import { type BankRefund, refundsOfOrder } from './bank-refunds.ts';
 import { rememberOrderFacts } from './order-facts.ts';
 import { newOrderNo } from './order-no.ts';
 
@@ -43,7 +44,13 @@ export function mayUse(order: OrderAccess, caller: CallerScope | undefined): boo
 
 /** How many other sessions one order's link may let in: a leaked link cannot grow the row without bound. */
 const MAX_PAYERS = 20;
-export type OrderView = Omit<OrderSummary, 'checkoutUrl'> & { charges: Charge[] };
+export type OrderView = Omit<OrderSummary, 'checkoutUrl'> & {
+  charges: Charge[];
+  /** The card network's refunds of its charges: what the customer got back. */
+  refunds: BankRefund[];
+  /** The merchant's ledger: refunds made, under way or in doubt (never more than the amount). */
+  refundedCents: number;
+};
 
 /**
  * `lab`: settings of its own, as the lab validated them (the policy source reads them back, lib/lab/policy.ts);
@@ -72,16 +79,17 @@ export async function createOrder(input: NewOrder, owner?: CallerScope): Promise
 
 /** The order with what the card network recorded for it, or null when there is none this caller may see. */
 export async function findOrderView(orderNo: string, caller: CallerScope | undefined): Promise<OrderView | null> {
-  const [order, charges] = await Promise.all([
+  const [order, charges, refunds] = await Promise.all([
     getDb().order.findUnique({
       where: { orderNo },
-      select: { orderNo: true, amountCents: true, status: true, owner: true, payers: true },
+      select: { orderNo: true, amountCents: true, status: true, owner: true, payers: true, refundedCents: true },
     }),
     listCharges(orderNo),
+    refundsOfOrder(orderNo),
   ]);
   if (!order || !mayUse(order, caller)) return null;
   const { owner: _owner, payers: _payers, ...view } = order;
-  return { ...view, charges };
+  return { ...view, charges, refunds };
 }
 
 /** Whether the order exists and this caller may use it (anything else is a 404: not found, or not yours). */
