@@ -1,5 +1,6 @@
-// The background worker: the outbox relay (outbox rows → Redis stream) and the "send receipt" consumer
-// (stream → receipts, idempotent by the dedup table). Started and supervised by `npm run demo` and
+// The background worker: the outbox relay (outbox rows → Redis stream), the "send receipt" consumer
+// (stream → receipts, idempotent by the dedup table), and the refund worker (a back office's refunds as stream
+// messages, each carrying its request id: a redelivery is answered with the first outcome). Started and supervised by `npm run demo` and
 // `npm run demo:cluster`; several may run at once (SKIP LOCKED, one consumer group).
 import { hostname } from 'node:os';
 import { getDb } from '../lib/db.ts';
@@ -8,6 +9,7 @@ import { relayOutbox } from '../lib/events/relay.ts';
 import { flushLab, registerLab } from '../lib/lab/register.ts';
 import { getOrderLabSettings } from '../lib/lab/settings-store.ts';
 import { getRedis } from '../lib/redis.ts';
+import { consumeRefunds, ensureRefundsGroup } from '../lib/refunds/worker.ts';
 
 registerLab();
 const consumer = `receipts-${hostname().slice(0, 20)}-${process.pid}`;
@@ -45,6 +47,16 @@ async function consumeLoop(): Promise<void> {
   }
 }
 
+async function refundLoop(): Promise<void> {
+  await ensureRefundsGroup();
+  while (!stopping) {
+    await consumeRefunds(consumer.replace('receipts-', 'refunds-')).catch(async (error: Error) => {
+      console.error(`[worker] refunds: ${error.message}`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    });
+  }
+}
+
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     stopping = true;
@@ -55,6 +67,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     }, 200);
   });
 }
-console.log(`[worker] ${consumer}: relaying the outbox and sending receipts`);
+console.log(`[worker] ${consumer}: relaying the outbox, sending receipts and making queued refunds`);
 void relayLoop();
 void consumeLoop();
+void refundLoop();

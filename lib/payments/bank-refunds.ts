@@ -53,6 +53,9 @@ export async function refundCharge(
   now: () => number = Date.now,
 ): Promise<BankRefund & { replayed: boolean }> {
   if (faults.bankFailure === 'error') throw new BankUnavailableError();
+  if (!Number.isInteger(request.amountCents) || request.amountCents <= 0) {
+    throw new BankRefundRefusedError('declined', 0);
+  }
   const refund = await getDb().$transaction(async (tx) => {
     if (request.fence && !(await raiseFence(request.fence, tx))) throw new BankFencedError(request.fence);
     // The charge locked first: its refunds are counted and added one at a time, so their sum never passes it.

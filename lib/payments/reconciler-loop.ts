@@ -1,10 +1,12 @@
 import 'server-only';
 // Runs the reconciler in the app process: once at start-up (claims this instance's previous life left
 // behind are settled at once) and then every few seconds (stale claims of any instance, unknown outcomes,
-// charges on the bank's settlement report that no order recorded); and, hourly, the retention job
+// charges on the bank's settlement report that no order recorded; the same for refunds' claims); and, hourly,
+// the retention job
 // (lib/payments/retention.ts), which is also the dedup table's cleanup.
 import { BANK_SETTLEMENT_WINDOW_MS } from '../defences/layers.ts';
 import { env } from '../env.ts';
+import { reconcileStaleRefunds } from '../refunds/reconcile.ts';
 import { reconcileStalePayments } from './reconcile.ts';
 import { runHousekeeping } from './retention.ts';
 
@@ -35,6 +37,9 @@ export function startReconciler(): void {
         : lastReportAt - BANK_SETTLEMENT_WINDOW_MS - 60_000;
     try {
       const looked = await reconcileStalePayments({ atStartup, landedSince, settledBy });
+      // The refunds' dead claims, the same way (lib/refunds/reconcile.ts).
+      const refunds = await reconcileStaleRefunds({ atStartup, landedSince, settledBy });
+      if (atStartup && refunds > 0) console.log(`[reconcile] settled ${refunds} refund(s) left over at start-up`);
       startedUp = true;
       lastReportAt = startedAt;
       if (atStartup && looked > 0) console.log(`[reconcile] settled ${looked} payment(s) left over at start-up`);

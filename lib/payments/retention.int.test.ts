@@ -68,4 +68,38 @@ describe('retention', () => {
     await pruneOldRecords(new Date(Date.now() - 30 * DAY));
     expect(await getDb().order.count({ where: { orderNo } })).toBe(1);
   });
+
+  it('prunes an old order with its refunds, and keeps one whose refund is in doubt', async () => {
+    const refunded = await orderAged(40, 'PAID');
+    const inDoubt = await orderAged(40, 'PAID');
+    const createdAt = new Date(Date.now() - 40 * DAY);
+    for (const [orderNo, status] of [
+      [refunded, 'SUCCEEDED'],
+      [inDoubt, 'UNKNOWN'],
+    ] as const) {
+      await getDb().refund.create({
+        data: { orderNo, refundKey: 'rq_old', amountCents: 1, status, createdAt, updatedAt: createdAt },
+      });
+      await getDb().refundRequest.create({ data: { id: `rq_${orderNo}`, orderNo, openedBy: 'c.old', createdAt } });
+      await getDb().bankRefund.create({
+        data: {
+          id: `re_${orderNo}`,
+          chargeId: `ch_ret_${orderNo}`,
+          merchantRef: `${orderNo}/rq_old`,
+          amountCents: 1,
+          createdAt,
+        },
+      });
+    }
+    await pruneOldRecords(new Date(Date.now() - 30 * DAY));
+    const left = await getDb().order.findMany({
+      where: { orderNo: { in: [refunded, inDoubt] } },
+      select: { orderNo: true },
+    });
+    expect(left.map((order) => order.orderNo)).toEqual([inDoubt]);
+    expect(await getDb().refund.count({ where: { orderNo: refunded } })).toBe(0);
+    expect(await getDb().refundRequest.count({ where: { orderNo: refunded } })).toBe(0);
+    expect(await getDb().bankRefund.count({ where: { chargeId: `ch_ret_${refunded}` } })).toBe(0);
+    expect(await getDb().refund.count({ where: { orderNo: inDoubt } })).toBe(1);
+  });
 });

@@ -1,9 +1,10 @@
 import 'server-only';
 // Retention: nothing in the demo may grow without bound. Hourly, what is older than RETENTION_DAYS goes:
-// settled orders (PAID, DECLINED) and carts never paid (PENDING), with their card statement, receipts and
-// dedup rows; outbox rows already relayed; fencing tokens nobody raised since. A payment still in doubt is
-// kept whatever its age, wherever a layer keeps the doubt (the order PROCESSING or UNKNOWN, a dedup row
-// without an outcome, a charge the order has not recorded): the reconciler has to settle it first. In batches,
+// settled orders (PAID, DECLINED) and carts never paid (PENDING), with their card statement, receipts, refunds
+// (the merchant's, the back office's requests, the bank's) and dedup rows; outbox rows already relayed; fencing
+// tokens nobody raised since. A payment or a refund still in doubt is kept whatever its age, wherever a layer
+// keeps the doubt (the order or the refund PROCESSING or UNKNOWN, a dedup row without an outcome, a charge the
+// order has not recorded): the reconciler has to settle it first. In batches,
 // so one run never holds long locks. What it cannot see: a payment that has claimed nothing in PostgreSQL (layers
 // 3 and 4 off) and has not reached the bank yet, on an order older than RETENTION_DAYS, at the moment it runs.
 import { getDb } from '../db.ts';
@@ -12,6 +13,7 @@ import { Prisma } from '../generated/prisma/client.ts';
 export type Pruned = {
   orders: number;
   charges: number;
+  refunds: number;
   receipts: number;
   dedupRows: number;
   outbox: number;
@@ -31,7 +33,12 @@ function prunable(olderThan: Date): Prisma.Sql {
     -- or a charge the order has not recorded (landed or still to land: layer 2 alone, 5 alone, none).
     AND NOT EXISTS (
       SELECT 1 FROM idempotent_record r WHERE r.biz_type = 'PAYMENT' AND r.biz_no = o.order_no AND r.outcome IS NULL)
-    AND (o.status = 'PAID' OR NOT EXISTS (SELECT 1 FROM bank_charges c WHERE c.merchant_ref = o.order_no))`;
+    AND (o.status = 'PAID' OR NOT EXISTS (SELECT 1 FROM bank_charges c WHERE c.merchant_ref = o.order_no))
+    -- A refund in doubt, on its row or its dedup row.
+    AND NOT EXISTS (SELECT 1 FROM refunds f WHERE f.order_no = o.order_no AND f.status IN ('PROCESSING', 'UNKNOWN'))
+    AND NOT EXISTS (
+      SELECT 1 FROM idempotent_record r JOIN refunds f ON r.biz_no = f.order_no || '/' || f.refund_key
+      WHERE r.biz_type = 'REFUND' AND f.order_no = o.order_no AND r.outcome IS NULL)`;
 }
 
 /**
@@ -48,7 +55,14 @@ export async function pruneOldRecords(olderThan: Date, scope: { orderNos?: strin
           SELECT o.order_no FROM orders o WHERE ${prunable(olderThan)} ${only} ORDER BY o.created_at LIMIT ${BATCH})
         AND ${prunable(olderThan)}
       RETURNING o.order_no),
-    charges AS (DELETE FROM bank_charges WHERE merchant_ref IN (SELECT order_no FROM gone) RETURNING 1),
+    charges AS (DELETE FROM bank_charges WHERE merchant_ref IN (SELECT order_no FROM gone) RETURNING id),
+    bankRefunds AS (DELETE FROM bank_refunds WHERE charge_id IN (SELECT id FROM charges) RETURNING 1),
+    refundRows AS (DELETE FROM refunds WHERE order_no IN (SELECT order_no FROM gone) RETURNING order_no, refund_key),
+    requests AS (DELETE FROM refund_requests WHERE order_no IN (SELECT order_no FROM gone) RETURNING 1),
+    refundDedup AS (
+      DELETE FROM idempotent_record WHERE biz_type = 'REFUND'
+        AND biz_no IN (SELECT order_no || '/' || refund_key FROM refundRows)
+      RETURNING 1),
     receipts AS (DELETE FROM receipts WHERE order_no IN (SELECT order_no FROM gone) RETURNING 1),
     dedup AS (DELETE FROM idempotent_record WHERE biz_no IN (SELECT order_no FROM gone) RETURNING 1),
     outbox AS (
@@ -60,12 +74,14 @@ export async function pruneOldRecords(olderThan: Date, scope: { orderNos?: strin
         SELECT lock FROM bank_fences WHERE updated_at < ${olderThan} LIMIT ${BATCH})
       RETURNING 1)
     SELECT (SELECT count(*) FROM gone) AS orders, (SELECT count(*) FROM charges) AS charges,
+      (SELECT count(*) FROM refundRows) AS refunds,
       (SELECT count(*) FROM receipts) AS receipts, (SELECT count(*) FROM dedup) AS "dedupRows",
       (SELECT count(*) FROM outbox) AS outbox, (SELECT count(*) FROM fences) AS fences`;
   const count = (name: keyof Pruned) => Number(row?.[name] ?? 0n);
   return {
     orders: count('orders'),
     charges: count('charges'),
+    refunds: count('refunds'),
     receipts: count('receipts'),
     dedupRows: count('dedupRows'),
     outbox: count('outbox'),

@@ -14,10 +14,12 @@ import { outcomeFromRefund, type Refunded, type RefundReconciled, refundReferenc
 import {
   completeStaleRefundRow,
   findDeadRefundClaims,
+  findUnrecordedRefunds,
   leaveRefundClaimInDoubt,
   type RefundClaimView,
   type RefundRef,
   readRefundClaim,
+  recordUnrecordedRefund,
   refundClaimOf,
   refundLock,
   releaseTakenRefundClaim,
@@ -182,6 +184,10 @@ export async function reconcileStaleRefunds(
     orderNos?: string[];
     life?: string;
     attemptIds?: () => string;
+    /** The bank's refunds landed since then are compared with the refunds recorded (by default a day back). */
+    landedSince?: number;
+    /** …and by then (a refund is settled once the settlement window has passed: by default now). */
+    settledBy?: number;
   } = {},
 ): Promise<number> {
   const now = options.now ?? Date.now;
@@ -200,10 +206,31 @@ export async function reconcileStaleRefunds(
     try {
       await reconcileRefund(ref, { deadAttempt, now, patience: 2, at: options.at, attemptIds: options.attemptIds });
     } catch (error) {
-      console.error(
-        `[reconcile] refund ${refundReference(ref.orderNo, ref.refundKey)}: ${error instanceof Error ? error.message : error}`,
-      );
+      const reference = refundReference(ref.orderNo, ref.refundKey);
+      console.error(`[reconcile] refund ${reference}: ${error instanceof Error ? error.message : error}`);
     }
   }
-  return refs.length;
+  return refs.length + (await recordFromRefundReport(options, now));
+}
+
+/**
+ * Reconciliation against the bank's books, for refunds: every refund the bank made that no refund records and
+ * nothing claims becomes its refund's outcome (as the payments' settlement report does for charges).
+ */
+async function recordFromRefundReport(
+  options: { at?: RaceHook; landedSince?: number; settledBy?: number; orderNos?: string[] },
+  now: () => number,
+): Promise<number> {
+  await options.at?.('sweep.report');
+  const unrecorded = await findUnrecordedRefunds({
+    landedAfter: new Date(options.landedSince ?? now() - 86_400_000),
+    landedBy: new Date(options.settledBy ?? now()),
+  });
+  let recorded = 0;
+  for (const refunded of unrecorded) {
+    if (options.orderNos && !options.orderNos.includes(refunded.orderNo)) continue;
+    await options.at?.('sweep.record');
+    if (await recordUnrecordedRefund(refunded, outcomeFromRefund(refunded.orderNo, refunded))) recorded++;
+  }
+  return recorded;
 }

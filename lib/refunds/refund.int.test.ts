@@ -2,11 +2,21 @@
 // many refunds the bank made, and the order's ledger (charged − refunded), which must never go below zero.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ALL_OFF, ALL_ON, newOrder, only, orderRow, testPayOptions } from '../../test/payments.ts';
+import {
+  ALL_OFF,
+  ALL_ON,
+  newOrder,
+  only,
+  orderRow,
+  SimulatedCrash,
+  setOrderLab,
+  testPayOptions,
+} from '../../test/payments.ts';
 import { getDb } from '../db.ts';
 import type { LabSettingsPatch } from '../lab/settings.ts';
 import { pay } from '../payments/pay.ts';
 import { type CallerScope, clientScope } from '../session.ts';
+import { reconcileStaleRefunds } from './reconcile.ts';
 import { defaultRefundOptions, type RefundResult, refund } from './refund.ts';
 
 const caller = (): CallerScope => clientScope(`refunds-${randomUUID().slice(0, 8)}`);
@@ -86,5 +96,57 @@ describe('refunds, from the pipeline', () => {
     expect(first.kind).toBe('completed');
     expect(second).toMatchObject({ kind: 'duplicate' });
     expect(await bankRefunds(orderNo)).toHaveLength(1);
+  });
+
+  it('with the bank key alone, 20 retries of one refund: one refund, and only its amount on the ledger', async () => {
+    const { orderNo, who } = await paidOrder({ layers: only('bankKey'), faults: { bankLatencyMs: 100 } });
+    await Promise.all(Array.from({ length: 20 }, () => ask(orderNo, who, 500, 'rq-keyed')));
+    expect(await bankRefunds(orderNo)).toEqual([{ amountCents: 500 }]);
+    // The bank's replays moved nothing: their amounts came off again (review finding: 4000 stayed on).
+    expect((await orderRow(orderNo)).refundedCents).toBe(500);
+    expect((await ask(orderNo, who, 3_000, 'rq-then')).kind).toBe('completed');
+  });
+});
+
+describe('a refund whose attempt died', () => {
+  const LEASE_MS = 30_000;
+  const later = () => Date.now() + 3 * LEASE_MS;
+
+  it('before the bank: the sweep gives its claim back, and its amount comes off the ledger', async () => {
+    const { orderNo, who } = await paidOrder();
+    await setOrderLab(orderNo, { layers: ALL_ON, faults: { crashBeforeCharge: true } });
+    await expect(ask(orderNo, who, 3_000, 'rq-dies')).rejects.toThrow(SimulatedCrash);
+    expect((await orderRow(orderNo)).refundedCents).toBe(3_000);
+    await reconcileStaleRefunds({ now: later, orderNos: [orderNo] });
+    expect((await orderRow(orderNo)).refundedCents).toBe(0);
+    expect(await getDb().refund.findFirst({ where: { orderNo } })).toMatchObject({
+      status: 'REQUESTED',
+      reserved: false,
+    });
+    expect(await bankRefunds(orderNo)).toEqual([]);
+  });
+
+  it('after the bank: the sweep finds the refund and records it, its amount kept', async () => {
+    const { orderNo, who } = await paidOrder();
+    await setOrderLab(orderNo, { layers: ALL_ON, faults: { crashAfterCharge: true } });
+    await expect(ask(orderNo, who, 3_000, 'rq-dies-late')).rejects.toThrow(SimulatedCrash);
+    await reconcileStaleRefunds({ now: later, orderNos: [orderNo] });
+    const row = await getDb().refund.findFirst({ where: { orderNo } });
+    expect(row).toMatchObject({ status: 'SUCCEEDED', reserved: true });
+    expect((await orderRow(orderNo)).refundedCents).toBe(3_000);
+    expect(await bankRefunds(orderNo)).toEqual([{ amountCents: 3_000 }]);
+    // The caller's retry gets that refund, and the bank makes no other.
+    await setOrderLab(orderNo, { layers: ALL_ON });
+    expect(await ask(orderNo, who, 3_000, 'rq-dies-late')).toMatchObject({ kind: 'duplicate' });
+    expect(await bankRefunds(orderNo)).toHaveLength(1);
+  });
+
+  it('with no claim (layers 3 and 4 off) and dead after the bank: the bank’s books record it', async () => {
+    const { orderNo, who } = await paidOrder({ layers: only('requestKey') });
+    await setOrderLab(orderNo, { layers: only('requestKey'), faults: { crashAfterCharge: true } });
+    await expect(ask(orderNo, who, 500, 'rq-unclaimed')).rejects.toThrow(SimulatedCrash);
+    expect(await getDb().refund.findFirst({ where: { orderNo } })).toMatchObject({ status: 'REQUESTED' });
+    await reconcileStaleRefunds({ now: later, orderNos: [orderNo], landedSince: 0 });
+    expect(await getDb().refund.findFirst({ where: { orderNo } })).toMatchObject({ status: 'SUCCEEDED' });
   });
 });

@@ -186,16 +186,24 @@ export const unguardedRefund: RefundDefence = {
       return stopped({ kind: 'exceeds', leftCents });
     }
     const end = await next();
-    const refused = end.kind === 'banked' && end.verdict.kind === 'settled' && end.verdict.outcome.status === 'FAILED';
-    if (end.kind === 'banked' && end.verdict.kind === 'settled') {
+    const { verdict } = end.kind === 'banked' ? end : { verdict: undefined };
+    if (verdict?.kind === 'settled') {
       await attempt.at?.('order.record');
-      await recordRefundOutcome(attempt, end.verdict.outcome, undefined, NO_LAYERS).catch((error: Error) =>
+      await recordRefundOutcome(attempt, verdict.outcome, undefined, NO_LAYERS).catch((error: Error) =>
         console.error(`[refund] ${attempt.reference}: outcome not recorded (${error.message})`),
       );
     }
-    const nothingMoved = end.kind === 'stopped' || end.verdict.kind === 'nothingMoved' || refused;
-    if (nothingMoved) await unreserveUnguarded(orderNo, amountCents).catch(() => {});
+    // This attempt moved no money: stopped before the bank, nothing moved there, the bank refused it, or the bank
+    // returned its first refund for the key (layer 5's replay). Its amount comes off. An unknown outcome keeps it:
+    // the refund may have been made (the ledger then counts it until a refund of this identity settles it).
+    const moved = verdict?.kind === 'unknown' || (verdict?.kind === 'settled' && isNewRefund(verdict));
+    if (!moved) await unreserveUnguarded(orderNo, amountCents).catch(() => {});
     return end;
   },
 };
 const NO_LAYERS: DatabaseLayers = { stateMachine: false, uniqueConstraint: false };
+
+/** The bank made this refund for this attempt: not a refusal, not its first refund for the key returned again. */
+function isNewRefund(verdict: { outcome: RefundOutcome; existing: boolean }): boolean {
+  return verdict.outcome.status === 'SUCCEEDED' && !verdict.existing;
+}

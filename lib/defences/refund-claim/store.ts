@@ -80,8 +80,11 @@ export async function claimRefund(
         WHERE order_no = ${ref.orderNo} AND refund_key = ${ref.refundKey} AND NOT reserved
           AND status = ANY(${statusesAllowing('claim')}::refund_status[])
         RETURNING order_no, refund_key, fence, amount_cents`
-    : Prisma.sql`UPDATE refunds SET fence = fence + 1, reserved = true, updated_at = now()
-        WHERE order_no = ${ref.orderNo} AND refund_key = ${ref.refundKey} AND NOT reserved
+    : // Layer 4 alone: the refund's generation rises and its amount goes on the ledger, then the dedup row: a second
+      // claim does the same and the unique key refuses it (P2002), the whole statement with it, the ledger too.
+      Prisma.sql`UPDATE refunds SET fence = fence + 1, reserved = true, updated_at = now()
+        WHERE order_no = ${ref.orderNo} AND refund_key = ${ref.refundKey}
+          AND status = ANY(${statusesAllowing('claim')}::refund_status[])
         RETURNING order_no, refund_key, fence, amount_cents`;
   const dedup = layers.uniqueConstraint
     ? Prisma.sql`INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, first_fence, claimed_at)
@@ -168,22 +171,26 @@ export async function renewRefundClaim(hold: RefundHold, layers: DatabaseLayers,
  */
 export async function releaseRefundClaim(hold: RefundHold): Promise<void> {
   const bizNo = refundReference(hold.orderNo, hold.refundKey);
-  await getDb().$executeRaw`
-    WITH d AS (
-      DELETE FROM idempotent_record
-      WHERE biz_type = 'REFUND' AND biz_no = ${bizNo} AND owner = ${hold.attemptId} AND fence = ${hold.fence}
-        AND outcome IS NULL
-      RETURNING 1),
-    r AS (
-      UPDATE refunds SET reserved = false, updated_at = now(),
-        status = (CASE WHEN status = 'PROCESSING' THEN ${targetOf('failedBeforeRefund')} ELSE status::text END)::refund_status,
-        attempt_id = NULL, claimed_at = NULL
-      WHERE order_no = ${hold.orderNo} AND refund_key = ${hold.refundKey} AND fence = ${hold.fence} AND reserved
-        AND ((attempt_id = ${hold.attemptId} AND status = ANY(${statusesAllowing('failedBeforeRefund')}::refund_status[]))
-          OR (attempt_id IS NULL AND status = 'REQUESTED' AND EXISTS (SELECT 1 FROM d)))
-      RETURNING amount_cents)
-    UPDATE orders SET refunded_cents = refunded_cents - (SELECT amount_cents FROM r), updated_at = now()
-    WHERE order_no = ${hold.orderNo} AND EXISTS (SELECT 1 FROM r)`;
+  await getDb().$transaction(async (tx) => {
+    // The refund's row first, then its dedup row, then the order's: the lock order of every writer here.
+    await tx.$queryRaw`SELECT 1 FROM refunds WHERE ${whereRefund(hold)} FOR UPDATE`;
+    await tx.$executeRaw`
+      WITH r AS (
+        UPDATE refunds SET reserved = false, updated_at = now(),
+          status = (CASE WHEN status = 'PROCESSING' THEN ${targetOf('failedBeforeRefund')} ELSE status::text END)::refund_status,
+          attempt_id = NULL, claimed_at = NULL
+        WHERE ${whereRefund(hold)} AND fence = ${hold.fence} AND reserved
+          AND ((attempt_id = ${hold.attemptId} AND status = ANY(${statusesAllowing('failedBeforeRefund')}::refund_status[]))
+            OR (attempt_id IS NULL AND status = 'REQUESTED'))
+        RETURNING amount_cents),
+      d AS (
+        DELETE FROM idempotent_record
+        WHERE biz_type = 'REFUND' AND biz_no = ${bizNo} AND owner = ${hold.attemptId} AND fence = ${hold.fence}
+          AND outcome IS NULL
+        RETURNING 1)
+      UPDATE orders SET refunded_cents = refunded_cents - (SELECT amount_cents FROM r), updated_at = now()
+      WHERE order_no = ${hold.orderNo} AND EXISTS (SELECT 1 FROM r)`;
+  });
 }
 
 /**
@@ -225,26 +232,29 @@ export async function recordRefundOutcome(
 ): Promise<boolean> {
   const event = outcome.status === 'SUCCEEDED' ? 'refunded' : 'refused';
   const bizNo = refundReference(ref.orderNo, ref.refundKey);
+  const failed = outcome.status === 'FAILED';
   const claimed = (holder: Prisma.Sql) =>
     hold ? Prisma.sql`AND ${holder} = ${hold.attemptId} AND fence = ${hold.fence}` : Prisma.sql`AND FALSE`;
-  // Layer 3 guards the refund's row with the claim. Without it the write is unguarded, but a refusal (which takes
-  // the amount off the ledger) is written only under this attempt's dedup row, and never over a refund made.
+  // Every condition is on the row written (re-checked if another statement moved it meanwhile): layer 3's claim
+  // (holder, token, status); layer 4's alone, the row's generation, which a takeover raises. A refusal takes the
+  // amount off the ledger, so only from a row that has it on. Unguarded (no claim: layers 3 and 4 off, or layer 2
+  // alone recording what it found), the last write wins, but a refusal never lands on a refund made.
   const guard = layers.stateMachine
-    ? Prisma.sql`${claimed(Prisma.sql`attempt_id`)} AND status = ANY(${statusesAllowing(event)}::refund_status[])`
-    : outcome.status === 'FAILED'
-      ? Prisma.sql`AND status <> 'SUCCEEDED' AND EXISTS (
-          SELECT 1 FROM idempotent_record WHERE biz_type = 'REFUND' AND biz_no = ${bizNo} AND outcome IS NULL
-            ${claimed(Prisma.sql`owner`)})`
-      : Prisma.empty;
+    ? Prisma.sql`${claimed(Prisma.sql`attempt_id`)} AND status = ANY(${statusesAllowing(event)}::refund_status[])
+        ${failed ? Prisma.sql`AND reserved` : Prisma.empty}`
+    : hold
+      ? Prisma.sql`AND fence = ${hold.fence} AND status NOT IN ('SUCCEEDED', 'FAILED')
+          ${failed ? Prisma.sql`AND reserved` : Prisma.empty}`
+      : failed
+        ? Prisma.sql`AND status <> 'SUCCEEDED'`
+        : Prisma.empty;
   const dedup = layers.uniqueConstraint
     ? Prisma.sql`UPDATE idempotent_record SET outcome = ${JSON.stringify(outcome)}::jsonb
         WHERE biz_type = 'REFUND' AND biz_no = ${bizNo} AND outcome IS NULL ${claimed(Prisma.sql`owner`)}
         RETURNING 1`
     : Prisma.sql`SELECT 1 WHERE FALSE`;
   const [recorded] = await hotPath().$queryRaw<Array<{ refund: number; row: number }>>`
-    WITH before AS (
-      SELECT reserved FROM refunds WHERE order_no = ${ref.orderNo} AND refund_key = ${ref.refundKey}),
-    moved AS (
+    WITH moved AS (
       UPDATE refunds SET status = ${targetOf(event)}::refund_status, ${outcomeColumns(outcome)}, attempt_id = NULL,
         claimed_at = NULL, unknown_since = NULL, updated_at = now()
       WHERE order_no = ${ref.orderNo} AND refund_key = ${ref.refundKey} ${guard}
@@ -252,8 +262,7 @@ export async function recordRefundOutcome(
     dedup AS (${dedup}),
     ledger AS (
       UPDATE orders SET refunded_cents = refunded_cents - (SELECT amount_cents FROM moved), updated_at = now()
-      WHERE order_no = ${ref.orderNo} AND ${outcome.status === 'FAILED' && hold !== undefined}
-        AND (SELECT reserved FROM before) AND EXISTS (SELECT 1 FROM moved)
+      WHERE order_no = ${ref.orderNo} AND ${failed && hold !== undefined} AND EXISTS (SELECT 1 FROM moved)
       RETURNING 1)
     SELECT (SELECT count(*) FROM moved)::int AS refund, (SELECT count(*) FROM dedup)::int AS row`;
   return (!layers.stateMachine || recorded?.refund === 1) && (!layers.uniqueConstraint || recorded?.row === 1);
@@ -549,6 +558,57 @@ export async function completeStaleRefundRow(seen: RefundClaimView, outcome: Ref
     (tx) => tx.$executeRaw`
       UPDATE idempotent_record SET outcome = ${JSON.stringify(outcome)}::jsonb WHERE ${whereRow(seen)} AND outcome IS NULL`,
   );
+}
+
+/**
+ * Reconciliation against the bank's books: refunds the bank made (landed between the two times) that no refund
+ * recorded, and that nothing claims (REQUESTED, no holder, no dedup row in doubt): a claim given back while a late
+ * refund was still to land, an attempt of no claim (layers 3 and 4 off) that died after the bank.
+ */
+export async function findUnrecordedRefunds(window: { landedAfter: Date; landedBy: Date }): Promise<
+  Array<RefundRef & { id: string; amountCents: number; createdAt: Date }>
+> {
+  return getDb().$queryRaw`
+    SELECT b.id, b.amount_cents AS "amountCents", b.created_at AS "createdAt", r.order_no AS "orderNo",
+      r.refund_key AS "refundKey"
+    FROM bank_refunds b JOIN refunds r ON b.merchant_ref = r.order_no || '/' || r.refund_key
+    WHERE b.created_at > ${window.landedAfter} AND b.created_at <= ${window.landedBy}
+      AND r.status = 'REQUESTED' AND r.attempt_id IS NULL
+    ORDER BY b.created_at, b.id
+    LIMIT 500`;
+}
+
+/**
+ * A refund the bank made that its refund does not record: SUCCEEDED by it, its amount on the ledger unless it
+ * is already, only if nothing claims it (as seen in the statement itself, the refund's row locked). Returns whether
+ * it moved; false too when the ledger refuses (other refunds in doubt hold the rest: a later round tries again).
+ */
+export async function recordUnrecordedRefund(
+  ref: RefundRef,
+  outcome: RefundOutcome & { status: 'SUCCEEDED' },
+): Promise<boolean> {
+  try {
+    const [row] = await getDb().$queryRaw<Array<{ moved: number }>>`
+      WITH target AS (
+        SELECT reserved, amount_cents FROM refunds
+        WHERE ${whereRefund(ref)} AND status = 'REQUESTED' AND attempt_id IS NULL
+          AND NOT EXISTS (SELECT 1 FROM idempotent_record WHERE ${whereRow(ref)} AND outcome IS NULL)
+        FOR UPDATE),
+      moved AS (
+        UPDATE refunds SET status = ${targetOf('reconciledRefunded')}::refund_status, ${outcomeColumns(outcome)},
+          reserved = true, updated_at = now()
+        WHERE ${whereRefund(ref)} AND status = 'REQUESTED' AND attempt_id IS NULL AND EXISTS (SELECT 1 FROM target)
+        RETURNING 1),
+      ledger AS (
+        UPDATE orders SET refunded_cents = refunded_cents + (SELECT amount_cents FROM target), updated_at = now()
+        WHERE order_no = ${ref.orderNo} AND EXISTS (SELECT 1 FROM moved) AND NOT (SELECT reserved FROM target)
+        RETURNING 1)
+      SELECT (SELECT count(*) FROM moved)::int AS moved`;
+    return row?.moved === 1;
+  } catch (error) {
+    if (isLedgerViolation(error)) return false;
+    throw error;
+  }
 }
 
 /**

@@ -27,9 +27,10 @@ export function requestKeyFor(strategy: KeyStrategy, sources: KeySources, mint: 
 }
 
 /**
- * A refund's identity, as the refund's key strategy makes it: the caller's request id (the Idempotency-Key, the
- * back office's draft, the queue message's id), or, to be watched failing, the order number or the parameters.
- * Prefixed, so that no refund's key is ever a payment's (`order:<no>` is the checkout's).
+ * A refund's identity, as the refund's key strategy makes it: the caller's request id as it is (the Idempotency-Key,
+ * the back office's draft, the queue message's id: not scoped per caller, so that two operators of one draft are one
+ * refund), or, to be watched failing, the order number or the parameters, prefixed so that neither is ever a
+ * payment's key (`order:<no>` is the checkout's).
  */
 export function refundKeyFor(
   strategy: RefundKeyStrategy,

@@ -74,3 +74,7 @@ CREATE INDEX "bank_refunds_created_at_idx" ON "bank_refunds"("created_at");
 -- claimed for a refund) pass the order's amount, or go below zero. The last millimetre for refunds.
 ALTER TABLE "orders" ADD CONSTRAINT "orders_refunded_within_amount"
   CHECK ("refunded_cents" >= 0 AND "refunded_cents" <= "amount_cents");
+
+-- A refund gives money back: never a negative amount, neither the merchant's nor the bank's.
+ALTER TABLE "refunds" ADD CONSTRAINT "refunds_amount_positive" CHECK ("amount_cents" > 0);
+ALTER TABLE "bank_refunds" ADD CONSTRAINT "bank_refunds_amount_positive" CHECK ("amount_cents" > 0);

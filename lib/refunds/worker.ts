@@ -1,0 +1,134 @@
+import 'server-only';
+// The refund worker: a back office that refunds in batches sends each refund as a message on a Redis stream
+// (XADD), its request id in it, made and kept before sending; a consumer group reads them (XREADGROUP), runs the
+// refund pipeline and acknowledges (XACK). A consumer that dies before its ack leaves the message pending; another
+// takes it over (XAUTOCLAIM) and it is delivered again: at-least-once. The redelivery carries the same request id,
+// so the refund's defences answer it with the first outcome: no second refund.
+import { z } from 'zod';
+import { getRedis } from '../redis.ts';
+import type { CallerScope } from '../session.ts';
+import { defaultRefundOptions, type RefundResult, refund } from './refund.ts';
+
+export const REFUNDS_STREAM = 'refunds:requests';
+export const REFUNDS_GROUP = 'refund-worker';
+/** A message pending this long belongs to a consumer presumed dead: another one takes it over. */
+export const REFUND_RECLAIM_IDLE_MS = 2_000;
+
+/** A refund as a message carries it: the back office's request id, the order, the amount, the caller. */
+const MessageSchema = z.object({
+  requestId: z.string().min(1).max(255),
+  orderNo: z.string().min(1).max(64),
+  amountCents: z.coerce.number().int().positive().max(100_000_000),
+  caller: z.string().regex(/^[cs]\.[A-Za-z0-9._-]{1,100}$/),
+});
+export type RefundMessage = { requestId: string; orderNo: string; amountCents: number; caller: CallerScope };
+
+/** Sends a refund to the worker. The request id must already be kept by the sender (it is the refund's identity). */
+export async function enqueueRefund(message: RefundMessage): Promise<string> {
+  const { requestId, orderNo, amountCents, caller } = message;
+  const id = await getRedis().xadd(
+    REFUNDS_STREAM,
+    '*',
+    'requestId',
+    requestId,
+    'orderNo',
+    orderNo,
+    'amountCents',
+    String(amountCents),
+    'caller',
+    caller,
+  );
+  if (!id) throw new Error('the refund was not queued');
+  return id;
+}
+
+export async function ensureRefundsGroup(): Promise<void> {
+  try {
+    await getRedis().xgroup('CREATE', REFUNDS_STREAM, REFUNDS_GROUP, '0', 'MKSTREAM');
+  } catch (error) {
+    if (!(error instanceof Error && error.message.includes('BUSYGROUP'))) throw error;
+  }
+}
+
+type Entry = [id: string, fields: string[]];
+
+function toFields(list: string[]): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < list.length; i += 2) fields[list[i] as string] = list[i + 1] as string;
+  return fields;
+}
+
+/** One delivery of a message, and what the pipeline answered it (a malformed message is acknowledged and dropped). */
+export type RefundDelivery = { id: string; redelivered: boolean; result?: RefundResult };
+
+/**
+ * One round of the consumer: first the messages other consumers left pending too long, then new ones. `beforeAck`
+ * runs after a delivery was handled and before its XACK (a test's, or the lab's, crash).
+ */
+export async function consumeRefunds(
+  consumer: string,
+  options: {
+    blockMs?: number;
+    /** How long a message must have been pending before it is taken over (REFUND_RECLAIM_IDLE_MS). */
+    reclaimIdleMs?: number;
+    beforeAck?: (delivery: RefundDelivery) => Promise<void>;
+  } = {},
+): Promise<RefundDelivery[]> {
+  const redis = getRedis();
+  const [, reclaimed] = (await redis.xautoclaim(
+    REFUNDS_STREAM,
+    REFUNDS_GROUP,
+    consumer,
+    options.reclaimIdleMs ?? REFUND_RECLAIM_IDLE_MS,
+    '0-0',
+    'COUNT',
+    20,
+  )) as [string, Entry[]];
+  const fresh = (await redis.xreadgroup(
+    'GROUP',
+    REFUNDS_GROUP,
+    consumer,
+    'COUNT',
+    20,
+    'BLOCK',
+    options.blockMs ?? 1_000,
+    'STREAMS',
+    REFUNDS_STREAM,
+    '>',
+  )) as Array<[string, Entry[]]> | null;
+  const deliveries = [
+    ...reclaimed.filter(Boolean).map((entry) => ({ entry, redelivered: true })),
+    ...(fresh?.[0]?.[1] ?? []).map((entry) => ({ entry, redelivered: false })),
+  ];
+  const done: RefundDelivery[] = [];
+  for (const { entry, redelivered } of deliveries) {
+    const [id, list] = entry;
+    const delivery: RefundDelivery = { id, redelivered, result: await deliver(id, toFields(list)) };
+    await options.beforeAck?.(delivery);
+    await redis.xack(REFUNDS_STREAM, REFUNDS_GROUP, id);
+    done.push(delivery);
+  }
+  return done;
+}
+
+/** A message's refund: the pipeline, with the message's fields as its parameters (a redelivery's are the same). */
+async function deliver(id: string, fields: Record<string, string>): Promise<RefundResult | undefined> {
+  const parsed = MessageSchema.safeParse(fields);
+  if (!parsed.success) {
+    console.error(`[refunds] message ${id} is malformed: dropped`);
+    return undefined;
+  }
+  const { requestId, orderNo, amountCents, caller } = parsed.data;
+  return refund(
+    {
+      orderNo,
+      amountCents,
+      caller: caller as CallerScope,
+      channel: 'queue',
+      requestId,
+      params: { requestId, orderNo, amountCents },
+      laneId: `refund-${id}`,
+    },
+    defaultRefundOptions(),
+  );
+}
