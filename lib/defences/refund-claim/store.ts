@@ -565,9 +565,10 @@ export async function completeStaleRefundRow(seen: RefundClaimView, outcome: Ref
  * recorded, and that nothing claims (REQUESTED, no holder, no dedup row in doubt): a claim given back while a late
  * refund was still to land, an attempt of no claim (layers 3 and 4 off) that died after the bank.
  */
-export async function findUnrecordedRefunds(window: { landedAfter: Date; landedBy: Date }): Promise<
-  Array<RefundRef & { id: string; amountCents: number; createdAt: Date }>
-> {
+export async function findUnrecordedRefunds(window: {
+  landedAfter: Date;
+  landedBy: Date;
+}): Promise<Array<RefundRef & { id: string; amountCents: number; createdAt: Date }>> {
   return getDb().$queryRaw`
     SELECT b.id, b.amount_cents AS "amountCents", b.created_at AS "createdAt", r.order_no AS "orderNo",
       r.refund_key AS "refundKey"
