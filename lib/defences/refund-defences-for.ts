@@ -110,7 +110,9 @@ function defencesOf(layers: Layers) {
     : undefined;
   return {
     requestKey,
-    database: database ? refundClaimDefence({ stateMachine, uniqueConstraint, bankKey }) : unguardedRefund,
+    database: database
+      ? refundClaimDefence({ stateMachine, uniqueConstraint, bankKey })
+      : unguardedRefund({ bankKeyOf: bankKey ? refundBankKeyFor : undefined }),
     bankKey: bankKey ? refundBankKey : undefined,
   };
 }

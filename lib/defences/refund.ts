@@ -91,6 +91,8 @@ export type RefundRecovery = {
     query: { merchantRef: string; fence: Fence; byLock?: boolean },
     seen: ClaimState,
   ): Promise<{ verdict: AfterBank<Refunded>; askedAt: number }>;
+  /** The refund the bank made under this idempotency key (layer 5's), if it made one. */
+  refundOfBankKey(key: string): Promise<Refunded | undefined>;
 };
 
 /** One refund attempt, as every defence of a refund sees it. */

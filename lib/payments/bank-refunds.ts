@@ -134,6 +134,14 @@ export async function askBankRefunds(
   return { refunds: listed, previousToken };
 }
 
+/** The refund the bank made under an idempotency key, if it did (and it has landed). */
+export async function refundOfBankKey(key: string, now: () => number = Date.now): Promise<BankRefund | undefined> {
+  const [refund] = await getDb().$queryRaw<BankRefund[]>`
+    SELECT id, charge_id AS "chargeId", amount_cents AS "amountCents", created_at AS "createdAt"
+    FROM bank_refunds WHERE idempotency_key = ${key} AND created_at <= ${new Date(now())}`;
+  return refund;
+}
+
 /** The refunds of an order's charges on the statement: what the customer got back. */
 export async function refundsOfOrder(orderNo: string, now: () => number = Date.now): Promise<BankRefund[]> {
   return getDb().$queryRaw<BankRefund[]>`

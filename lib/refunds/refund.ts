@@ -20,6 +20,7 @@ import { refundDefencesFor, refundIdentity } from '../defences/refund-defences-f
 import { env } from '../env.ts';
 import { instanceName, newAttemptId, newRequestId } from '../instance.ts';
 import type { BankFaults } from '../payments/bank.ts';
+import { refundOfBankKey } from '../payments/bank-refunds.ts';
 import { faultContext, guarded, type Handed, stillHeld } from '../payments/guarded.ts';
 import { mayUse } from '../payments/orders.ts';
 import { type PaymentPolicy, policySource } from '../payments/policy.ts';
@@ -175,6 +176,7 @@ function attemptOf(request: RefundRequest, order: OrderToRefund, options: Refund
     recovery: {
       reconcile: (payer) => reconcileRefund(ref, { leaseMs, payer, now, at, attemptIds, parent: span }),
       askBankAfterTakeover: (query, seen) => askBankAfterRefundTakeover(query, seen, { now, at }),
+      refundOfBankKey: (key) => refundOfBankKey(key, now),
     },
   };
 }

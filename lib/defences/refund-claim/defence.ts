@@ -15,9 +15,15 @@ import 'server-only';
 // takes it off), released when nothing moved (the amount off), kept in doubt when the bank's answer is unknown (the
 // amount stays: the refund may have been made).
 import { decide, reason } from '../../telemetry/spans.ts';
-import { type Defence, type Lease, stopped } from '../defence.ts';
+import { type Defence, type Ending, type Lease, stopped } from '../defence.ts';
 import type { Layer } from '../layers.ts';
-import type { RefundAnswer, RefundAttempt, RefundHold, RefundOutcome } from '../refund.ts';
+import {
+  outcomeFromRefund,
+  type RefundAnswer,
+  type RefundAttempt,
+  type RefundHold,
+  type RefundOutcome,
+} from '../refund.ts';
 import { type ClaimFate, claimFate } from '../release.ts';
 import {
   claimRefund,
@@ -174,33 +180,51 @@ async function settle(
 /**
  * Layers 3 and 4 both off: nothing claims the refund. The ledger still counts what each attempt asks the bank for
  * (refused past the charge), and the refund's row is written when the bank answers, unguarded: the last attempt to
- * finish writes its outcome over the first's (the statement shows how many refunds there were).
+ * finish writes its outcome over the first's (the statement shows how many refunds there were). `bankKeyOf`: layer
+ * 5 is on, and this is its key for a refund: a retry the ledger would refuse is first asked for at the bank, which
+ * returns the refund it made under the key (the retry's answer) rather than have the ledger call it "too much".
  */
-export const unguardedRefund: RefundDefence = {
-  name: 'refund',
-  async guard(attempt, next) {
-    const { orderNo, amountCents, span } = attempt;
-    if (!(await reserveUnguarded(orderNo, amountCents))) {
-      const leftCents = await leftToRefund(orderNo);
-      decide(span, 'request', 'stopped', reason('refundExceeds', { cents: amountCents, left: leftCents }));
-      return stopped({ kind: 'exceeds', leftCents });
-    }
-    const end = await next();
-    const { verdict } = end.kind === 'banked' ? end : { verdict: undefined };
-    if (verdict?.kind === 'settled') {
-      await attempt.at?.('order.record');
-      await recordRefundOutcome(attempt, verdict.outcome, undefined, NO_LAYERS).catch((error: Error) =>
-        console.error(`[refund] ${attempt.reference}: outcome not recorded (${error.message})`),
-      );
-    }
-    // This attempt moved no money: stopped before the bank, nothing moved there, the bank refused it, or the bank
-    // returned its first refund for the key (layer 5's replay). Its amount comes off. An unknown outcome keeps it:
-    // the refund may have been made (the ledger then counts it until a refund of this identity settles it).
-    const moved = verdict?.kind === 'unknown' || (verdict?.kind === 'settled' && isNewRefund(verdict));
-    if (!moved) await unreserveUnguarded(orderNo, amountCents).catch(() => {});
-    return end;
-  },
-};
+export function unguardedRefund(options: { bankKeyOf?: (reference: string) => string }): RefundDefence {
+  return {
+    name: 'refund',
+    async guard(attempt, next) {
+      const { orderNo, amountCents } = attempt;
+      if (!(await reserveUnguarded(attempt, amountCents))) return refusedByTheLedger(attempt, options.bankKeyOf);
+      const end = await next();
+      const { verdict } = end.kind === 'banked' ? end : { verdict: undefined };
+      if (verdict?.kind === 'settled') {
+        await attempt.at?.('order.record');
+        await recordRefundOutcome(attempt, verdict.outcome, undefined, NO_LAYERS).catch((error: Error) =>
+          console.error(`[refund] ${attempt.reference}: outcome not recorded (${error.message})`),
+        );
+      }
+      // This attempt moved no money: stopped before the bank, nothing moved there, the bank refused it, or the bank
+      // returned its first refund for the key (layer 5's replay). Its amount comes off. An unknown outcome keeps it:
+      // the refund may have been made, and the bank's books will record it without counting it again.
+      const moved = verdict?.kind === 'unknown' || (verdict?.kind === 'settled' && isNewRefund(verdict));
+      if (!moved) await unreserveUnguarded(orderNo, amountCents).catch(() => {});
+      return end;
+    },
+  };
+}
+
+/** The ledger refused an attempt of no claim: "only this much is left", unless the bank's key says it was made. */
+async function refusedByTheLedger(
+  attempt: RefundAttempt,
+  bankKeyOf: ((reference: string) => string) | undefined,
+): Promise<Ending<RefundAnswer, RefundOutcome>> {
+  const { orderNo, amountCents, span } = attempt;
+  const made = bankKeyOf ? await attempt.recovery.refundOfBankKey(bankKeyOf(attempt.reference)) : undefined;
+  if (made) {
+    decide(span, 'bankKey', 'stopped', reason('bankRefundReplayed', { refund: made.id }));
+    const outcome = outcomeFromRefund(orderNo, made);
+    return stopped({ kind: 'duplicate', outcome, answeredBy: 'bankKey', existing: true });
+  }
+  const leftCents = await leftToRefund(orderNo);
+  decide(span, 'request', 'stopped', reason('refundExceeds', { cents: amountCents, left: leftCents }));
+  return stopped({ kind: 'exceeds', leftCents });
+}
+
 const NO_LAYERS: DatabaseLayers = { stateMachine: false, uniqueConstraint: false };
 
 /** The bank made this refund for this attempt: not a refusal, not its first refund for the key returned again. */

@@ -128,13 +128,17 @@ export async function leftToRefund(orderNo: string): Promise<number> {
 
 /**
  * Layers 3 and 4 off: nothing claims the refund, but the ledger still counts what each attempt asks the bank for:
- * its amount goes on it before the bank (refused past the charge), and comes off if nothing moved.
+ * its amount goes on it before the bank (refused past the charge), and comes off if nothing moved. The refund's row
+ * is marked `reserved` in the same statement: its amounts are on the ledger, attempt by attempt, so the bank's books
+ * (recordUnrecordedRefund), finding a refund of it that no attempt recorded (one died after the bank), count nothing
+ * again. Without a claim the mark is never taken off: an attempt's own amount is all it gives back.
  */
-export async function reserveUnguarded(orderNo: string, amountCents: number): Promise<boolean> {
+export async function reserveUnguarded(ref: RefundRef, amountCents: number): Promise<boolean> {
   try {
     await hotPath().$queryRaw`
+      WITH mark AS (UPDATE refunds SET reserved = true, updated_at = now() WHERE ${whereRefund(ref)} RETURNING 1)
       UPDATE orders SET refunded_cents = refunded_cents + ${amountCents}, updated_at = now()
-      WHERE order_no = ${orderNo} RETURNING 1`;
+      WHERE order_no = ${ref.orderNo} RETURNING 1`;
     return true;
   } catch (error) {
     if (isLedgerViolation(error)) return false;

@@ -1,0 +1,411 @@
+// The race explorer for refunds, on the real code, real PostgreSQL and Redis: one paid order ($42.00), refund
+// attempts of one or more identities (the same request id, or ids of their own), the refunds' reconciler and
+// sweep as actors under a RaceScheduler, and what strikes between their steps (the clock past a lease or the
+// settlement window, a restart, Redis losing its keys). After the schedule time passes and the sweep settles;
+// then the invariants refunds must keep are checked, and the first identity's caller retries once more.
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { getDb } from '../../lib/db.ts';
+import { RACE_POINTS, type RaceHook, type RacePoint } from '../../lib/defences/race-points.ts';
+import { refundReference } from '../../lib/defences/refund.ts';
+import { Prisma } from '../../lib/generated/prisma/client.ts';
+import { bootPrefix, instanceName } from '../../lib/instance.ts';
+import { ALL_LAYERS_OFF, ALL_LAYERS_ON, BANK_SETTLEMENT_WINDOW_MS, type Faults } from '../../lib/lab/settings.ts';
+import { createOrder } from '../../lib/payments/orders.ts';
+import { defaultPayOptions, pay } from '../../lib/payments/pay.ts';
+import { getRedis } from '../../lib/redis.ts';
+import { reconcileRefund, reconcileStaleRefunds } from '../../lib/refunds/reconcile.ts';
+import { defaultRefundOptions, type RefundResult, refund } from '../../lib/refunds/refund.ts';
+import { type CallerScope, clientScope } from '../../lib/session.ts';
+import { type ActorEnd, RaceScheduler } from './scheduler.ts';
+import { LATE_CHARGE_MS, LEASE_MS, type ServerLayers } from './world.ts';
+
+export const REFUND_INVARIANTS = [
+  'never more refunded at the bank than charged, and the ledger within [0, the charge]',
+  'at most one bank refund per refund identity wherever a layer promises it (3, 4 or 5; 2 alone while Redis keeps its keys)',
+  'every bank refund ends recorded (its refund SUCCEEDED), no claim left; never FAILED over a bank refund',
+  'with layer 3 or 4 on, the ledger is exactly what the bank refunded',
+  'nobody is told SUCCEEDED with a refund the bank never made',
+  'a takeover never takes a live claim',
+  'the last retry of the first refund is told its refund',
+];
+
+const REFUND_BANK_FAULTS = ['none', 'lateCharge', 'timeoutAfterCharge', 'bankError'] as const;
+type RefundBankFault = (typeof REFUND_BANK_FAULTS)[number];
+const BANK: Record<RefundBankFault, Partial<Faults>> = {
+  none: {},
+  lateCharge: { bankLateChargeMs: LATE_CHARGE_MS },
+  timeoutAfterCharge: { bankTimeoutAfterCharge: true },
+  bankError: { bankFailure: 'error' },
+};
+
+const EVENTS = ['lease', 'window', 'restart', 'flushRedis'] as const;
+type RefundEvent = (typeof EVENTS)[number];
+
+export type RefundSchedule = {
+  layers: ServerLayers;
+  /** The first attempt's amount and bank fault. */
+  amountCents: number;
+  first: RefundBankFault;
+  /** Further attempts: of the first refund (its request id and amount), or of refunds of their own. */
+  duplicates: number;
+  sameId: boolean;
+  reconcilers: number;
+  sweeps: number;
+  crashes: Array<{ actor: number; point: RacePoint }>;
+  events: RefundEvent[];
+  choices: number[];
+};
+
+type Plan = { name: string; crashAt?: { point: string } } & (
+  | { kind: 'refund'; requestId: string; amountCents: number; bank?: RefundBankFault }
+  | { kind: 'reconcile'; requestId: string }
+  | { kind: 'sweep' }
+);
+
+type Row = { refundKey: string; status: string; amountCents: number; reserved: boolean; bankRefundId: string | null };
+
+export class RefundWorld {
+  readonly clock = { now: Date.now() };
+  readonly scheduler: RaceScheduler;
+  readonly violations: string[] = [];
+  readonly ends = new Map<string, Promise<ActorEnd<unknown>>>();
+  private readonly deadHolders = new Set<string>();
+  redisLost = false;
+  private lives = 0;
+  private lifePrefix = bootPrefix();
+  private ids = 0;
+  readonly attemptIds = () => `${this.lifePrefix}${++this.ids}`;
+  readonly now = () => this.clock.now;
+
+  private constructor(
+    readonly orderNo: string,
+    /** The world's own caller: its request keys are nobody else's (worlds run side by side). */
+    readonly caller: CallerScope,
+    readonly layers: ServerLayers,
+    readonly sameId: boolean,
+  ) {
+    this.scheduler = new RaceScheduler({
+      before: (actor, point) => this.beforeStep(actor, point),
+      after: (actor, point) => this.afterStep(actor, point),
+    });
+  }
+
+  /** A paid order of $42.00, its refunds then run under `layers` with a short lease. */
+  static async create(layers: ServerLayers, sameId: boolean): Promise<RefundWorld> {
+    const caller = clientScope(`race-refunds-${randomBytes(6).toString('hex')}`);
+    const { orderNo } = await createOrder({ lab: { layers: ALL_LAYERS_ON } }, caller);
+    const paid = await pay({ orderNo, caller, channel: 'api', idempotencyKey: `pay-${orderNo}` }, defaultPayOptions());
+    if (paid.kind !== 'completed') throw new Error(`the order was not paid: ${paid.kind}`);
+    const lab = { layers: { ...ALL_LAYERS_OFF, ...layers }, claims: { leaseMs: LEASE_MS } };
+    await getDb().order.update({ where: { orderNo }, data: { lab } });
+    return new RefundWorld(orderNo, caller, layers, sameId);
+  }
+
+  refund(requestId: string, amountCents: number, at?: RaceHook, bank: RefundBankFault = 'none', laneId?: string) {
+    return refund(
+      { orderNo: this.orderNo, amountCents, caller: this.caller, channel: 'api', requestId, laneId },
+      { ...defaultRefundOptions(), now: this.now, at, bankFaults: BANK[bank], attemptIds: this.attemptIds },
+    );
+  }
+
+  spawn(plan: Plan): void {
+    const body = (at: (point: string) => Promise<void>): Promise<unknown> => {
+      const hook = at as RaceHook;
+      switch (plan.kind) {
+        case 'refund':
+          return this.refund(plan.requestId, plan.amountCents, hook, plan.bank, plan.name);
+        case 'reconcile':
+          return reconcileRefund(
+            { orderNo: this.orderNo, refundKey: plan.requestId },
+            { leaseMs: LEASE_MS, now: this.now, at: hook, attemptIds: this.attemptIds },
+          );
+        case 'sweep':
+          return reconcileStaleRefunds({
+            now: this.now,
+            at: hook,
+            orderNos: [this.orderNo],
+            attemptIds: this.attemptIds,
+          });
+      }
+    };
+    this.ends.set(plan.name, this.scheduler.spawn(plan.name, body, plan.crashAt));
+  }
+
+  async strike(event: RefundEvent): Promise<void> {
+    this.scheduler.trace.push(`!${event}`);
+    switch (event) {
+      case 'lease':
+        this.clock.now += LEASE_MS + 1;
+        return;
+      case 'window':
+        this.clock.now += BANK_SETTLEMENT_WINDOW_MS + 1;
+        return;
+      case 'restart':
+        return this.restart();
+      case 'flushRedis': {
+        this.redisLost = true;
+        const keys = await getRedis().keys(`idem:{${this.caller}:*`);
+        if (keys.length > 0) await getRedis().del(...keys);
+        return;
+      }
+    }
+  }
+
+  /** The process dies with every actor in it; it starts again, and its start-up sweep runs. */
+  private async restart(): Promise<void> {
+    for (const row of await this.claims()) if (row.holder) this.deadHolders.add(row.holder);
+    for (const name of this.scheduler.waitingActors()) {
+      if (this.scheduler.waitingAt(name) !== 'start' || name.startsWith('boot')) this.scheduler.crash(name);
+    }
+    this.lives++;
+    this.lifePrefix = `${instanceName()}.life${this.lives}x${this.orderNo}.`;
+    const life = this.lifePrefix;
+    const name = `boot${this.lives}`;
+    this.ends.set(
+      name,
+      this.scheduler.spawn(name, (at) =>
+        reconcileStaleRefunds({
+          atStartup: true,
+          life,
+          now: this.now,
+          at: at as RaceHook,
+          orderNos: [this.orderNo],
+          attemptIds: this.attemptIds,
+        }),
+      ),
+    );
+  }
+
+  // ---- a takeover never takes a live claim ----
+
+  private claimBefore: { actor: string; claims: Map<string, Claim> } | undefined;
+
+  private async beforeStep(actor: string, point: string): Promise<void> {
+    this.claimBefore =
+      point === 'reconcile.takeOver' || point === 'key.takeOver'
+        ? { actor, claims: new Map((await this.claims()).map((claim) => [claim.id, claim])) }
+        : undefined;
+  }
+
+  private async afterStep(actor: string, _point: string): Promise<void> {
+    const before = this.claimBefore;
+    this.claimBefore = undefined;
+    if (!before || before.actor !== actor) return;
+    for (const after of await this.claims()) {
+      const seen = before.claims.get(after.id);
+      if (!seen || seen.fence === after.fence) continue;
+      const dead = seen.holder === null || this.deadHolders.has(seen.holder) || seen.claimedAt + LEASE_MS <= this.now();
+      if (!dead) this.violations.push(`${actor} took over the live claim ${after.id} (held by ${seen.holder})`);
+    }
+  }
+
+  /** Every claim on this order's refunds now: the refunds' (layer 3), their dedup rows' (layer 4). */
+  private async claims(): Promise<Claim[]> {
+    const db = getDb();
+    const [refunds, rows] = await Promise.all([
+      db.refund.findMany({
+        where: { orderNo: this.orderNo, status: { in: ['PROCESSING', 'UNKNOWN'] } },
+        select: { refundKey: true, attemptId: true, fence: true, claimedAt: true },
+      }),
+      db.idempotentRecord.findMany({
+        where: { bizType: 'REFUND', bizNo: { startsWith: `${this.orderNo}/` }, outcome: { equals: Prisma.DbNull } },
+        select: { bizNo: true, owner: true, fence: true, claimedAt: true },
+      }),
+    ]);
+    return [
+      ...refunds.map((r) => ({
+        id: `refund ${r.refundKey}`,
+        holder: r.attemptId,
+        fence: r.fence,
+        claimedAt: r.claimedAt?.getTime() ?? 0,
+      })),
+      ...rows.map((r) => ({ id: `row ${r.bizNo}`, holder: r.owner, fence: r.fence, claimedAt: r.claimedAt.getTime() })),
+    ];
+  }
+
+  // ---- the end of a schedule ----
+
+  async read() {
+    const db = getDb();
+    const [order, rows, bank, dedup] = await Promise.all([
+      db.order.findUniqueOrThrow({
+        where: { orderNo: this.orderNo },
+        select: { amountCents: true, refundedCents: true },
+      }),
+      db.refund.findMany({
+        where: { orderNo: this.orderNo },
+        select: { refundKey: true, status: true, amountCents: true, reserved: true, bankRefundId: true },
+      }),
+      db.$queryRaw<Array<{ id: string; merchantRef: string; amountCents: number }>>`
+        SELECT r.id, r.merchant_ref AS "merchantRef", r.amount_cents AS "amountCents"
+        FROM bank_refunds r JOIN bank_charges c ON c.id = r.charge_id WHERE c.merchant_ref = ${this.orderNo}`,
+      db.idempotentRecord.findMany({
+        where: { bizType: 'REFUND', bizNo: { startsWith: `${this.orderNo}/` } },
+        select: { bizNo: true, outcome: true },
+      }),
+    ]);
+    return { order, rows: rows as Row[], bank, dedup };
+  }
+
+  /** Time passes (every late refund lands, every lease runs out) and the sweep runs until nothing changes. */
+  async settle(): Promise<void> {
+    let last = '';
+    for (let round = 0; round < 8; round++) {
+      this.clock.now += BANK_SETTLEMENT_WINDOW_MS + 2 * LEASE_MS + 1;
+      await reconcileStaleRefunds({ now: this.now, orderNos: [this.orderNo], landedSince: 0, settledBy: this.now() });
+      const state = JSON.stringify(await this.read());
+      if (state === last) return;
+      last = state;
+    }
+  }
+
+  /** Whether a layer promises one bank refund per identity for this schedule. */
+  bounded(): boolean {
+    const { stateMachine, uniqueConstraint, bankKey, requestKey } = this.layers;
+    return stateMachine || uniqueConstraint || bankKey || (requestKey && !this.redisLost);
+  }
+
+  async check(told: RefundResult[], when: string): Promise<string[]> {
+    const { order, rows, bank, dedup } = await this.read();
+    const found: string[] = [];
+    const refunded = bank.reduce((sum, r) => sum + r.amountCents, 0);
+    if (refunded > order.amountCents) found.push(`${when}: ${refunded} refunded of a ${order.amountCents} charge`);
+    if (order.refundedCents < 0 || order.refundedCents > order.amountCents) {
+      found.push(`${when}: the ledger is ${order.refundedCents}`);
+    }
+    const database = this.layers.stateMachine || this.layers.uniqueConstraint;
+    if (database && order.refundedCents !== refunded) {
+      found.push(`${when}: the ledger says ${order.refundedCents}, the bank refunded ${refunded}`);
+    }
+    for (const row of rows) {
+      const reference = refundReference(this.orderNo, row.refundKey);
+      const made = bank.filter((r) => r.merchantRef === reference);
+      if (this.bounded() && made.length > 1) found.push(`${when}: ${made.length} bank refunds for ${row.refundKey}`);
+      if (made.length > 0 && (row.status !== 'SUCCEEDED' || !made.some((r) => r.id === row.bankRefundId))) {
+        found.push(`${when}: the bank refunded ${row.refundKey}, but it is ${row.status} (${row.bankRefundId})`);
+      }
+      if (made.length === 0 && row.status === 'SUCCEEDED') found.push(`${when}: ${row.refundKey} SUCCEEDED, no refund`);
+      if (row.status === 'PROCESSING' || row.status === 'UNKNOWN')
+        found.push(`${when}: ${row.refundKey} left ${row.status}`);
+    }
+    for (const row of dedup) if (row.outcome === null) found.push(`${when}: a dedup row without an outcome is left`);
+    for (const result of told) {
+      const outcome = 'outcome' in result ? result.outcome : undefined;
+      if (outcome?.status === 'SUCCEEDED' && !bank.some((r) => r.id === outcome.refundId)) {
+        found.push(`${when}: ${result.laneId} told SUCCEEDED with ${outcome.refundId}, which the bank never made`);
+      }
+    }
+    return found;
+  }
+}
+
+type Claim = { id: string; holder: string | null; fence: number; claimedAt: number };
+
+/** Runs one random schedule of refunds; its findings (none: undefined). */
+export async function runRefundSchedule(schedule: RefundSchedule): Promise<string[] | undefined> {
+  const world = await RefundWorld.create(schedule.layers, schedule.sameId);
+  const plans: Plan[] = [
+    { name: 'first', kind: 'refund', requestId: 'rq0', amountCents: schedule.amountCents, bank: schedule.first },
+  ];
+  for (let i = 1; i <= schedule.duplicates; i++) {
+    const requestId = schedule.sameId ? 'rq0' : `rq${i}`;
+    plans.push({ name: `dup${i}`, kind: 'refund', requestId, amountCents: schedule.amountCents });
+  }
+  for (let i = 1; i <= schedule.reconcilers; i++) plans.push({ name: `rec${i}`, kind: 'reconcile', requestId: 'rq0' });
+  for (let i = 1; i <= schedule.sweeps; i++) plans.push({ name: `sweep${i}`, kind: 'sweep' });
+  for (const { actor, point } of schedule.crashes) {
+    const plan = plans[actor % plans.length];
+    if (plan && !plan.crashAt) plan.crashAt = { point };
+  }
+  for (const plan of plans) world.spawn(plan);
+  if (schedule.events.length > 0) {
+    world.scheduler.spawn('events', async (at) => {
+      for (const event of schedule.events) {
+        await at('event');
+        await world.strike(event);
+      }
+    });
+  }
+  try {
+    await world.scheduler.runChoices(schedule.choices);
+  } catch (error) {
+    return [`stuck: ${(error as Error).message}`, ...world.scheduler.trace];
+  }
+  return finishRefunds(world, schedule.amountCents);
+}
+
+async function finishRefunds(world: RefundWorld, amountCents: number): Promise<string[] | undefined> {
+  const violations = [...world.violations];
+  const told: RefundResult[] = [];
+  for (const [name, ended] of world.ends) {
+    const end = await ended;
+    if (end.kind === 'threw') violations.push(`${name} threw: ${(end.error as Error).message}`);
+    else if (end.kind === 'returned' && isRefundResult(end.value)) told.push(end.value);
+  }
+  await world.settle();
+  violations.push(...(await world.check(told, 'after reconciliation')));
+  // The first refund's caller retries once more, with its request id.
+  const last = await world.refund('rq0', amountCents, undefined, 'none', 'last');
+  await world.settle();
+  violations.push(...(await world.check([...told, last], 'after a last retry')));
+  const settled = (await world.read()).rows.find((row) => row.refundKey === 'rq0');
+  if (settled?.status === 'SUCCEEDED' && world.bounded()) {
+    const outcome = 'outcome' in last ? last.outcome : undefined;
+    if (outcome?.status !== 'SUCCEEDED' || outcome.refundId !== settled.bankRefundId) {
+      violations.push(`the last retry was told ${last.kind}, not the refund ${settled.bankRefundId}`);
+    }
+  }
+  return violations.length > 0 ? [...violations, ...world.scheduler.trace] : undefined;
+}
+
+function isRefundResult(value: unknown): value is RefundResult {
+  return typeof value === 'object' && value !== null && 'laneId' in value && 'kind' in value;
+}
+
+const layersArbitrary = fc.record({
+  requestKey: fc.boolean(),
+  stateMachine: fc.boolean(),
+  uniqueConstraint: fc.boolean(),
+  bankKey: fc.boolean(),
+});
+
+export const refundScheduleArbitrary: fc.Arbitrary<RefundSchedule> = fc.record({
+  layers: layersArbitrary,
+  // Most of the charge, or a small part of it: other refunds then fit, or the ledger refuses them.
+  amountCents: fc.constantFrom(500, 3_000),
+  first: fc.constantFrom(...REFUND_BANK_FAULTS),
+  duplicates: fc.integer({ min: 1, max: 3 }),
+  sameId: fc.boolean(),
+  reconcilers: fc.integer({ min: 0, max: 2 }),
+  sweeps: fc.integer({ min: 0, max: 1 }),
+  crashes: fc.array(fc.record({ actor: fc.nat({ max: 6 }), point: fc.constantFrom(...RACE_POINTS) }), { maxLength: 2 }),
+  events: fc.array(fc.constantFrom<RefundEvent>(...EVENTS), { maxLength: 3 }),
+  choices: fc.array(fc.nat({ max: 7 }), { minLength: 1, maxLength: 64 }),
+});
+
+/** Runs `count` random schedules of refunds, `lanes` at a time; the first findings of each lane (shrunk). */
+export async function exploreRefunds(options: { count: number; seed: number; lanes?: number }) {
+  const lanes = options.lanes ?? 6;
+  const started = performance.now();
+  let schedules = 0;
+  const failures: Array<{ seed: number; schedule: RefundSchedule; violations: string[] }> = [];
+  await Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      const seed = options.seed + lane;
+      const result = await fc.check(
+        fc.asyncProperty(refundScheduleArbitrary, async (schedule) => {
+          schedules++;
+          return (await runRefundSchedule(schedule)) === undefined;
+        }),
+        { numRuns: Math.ceil(options.count / lanes), seed, endOnFailure: false, maxSkipsPerRun: 0 },
+      );
+      if (result.failed && result.counterexample) {
+        const [schedule] = result.counterexample;
+        const violations = (await runRefundSchedule(schedule)) ?? ['the schedule did not fail again when replayed'];
+        failures.push({ seed, schedule, violations });
+      }
+    }),
+  );
+  return { schedules, seconds: (performance.now() - started) / 1000, failures };
+}
