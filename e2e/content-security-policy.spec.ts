@@ -61,6 +61,26 @@ test.describe('Content-Security-Policy', () => {
     expect(await reports()).toEqual([]);
   });
 
+  test('a refund form refunds, with nothing blocked', async ({ page, request }) => {
+    const orderNo = await createOrder(request, { layers: ALL_ON });
+    const paid = await request.post('/api/payments', {
+      headers: { 'idempotency-key': `pay-${orderNo}`, 'x-client-id': 'csp-spec' },
+      data: { orderNo, amountCents: 4_200 },
+    });
+    expect(paid.status()).toBe(201);
+    const reports = await watchPolicy(page);
+    await page.goto(`/checkout/${orderNo}`);
+    await page.getByRole('button', { name: 'Refund…' }).click();
+    await expect(page).toHaveURL(new RegExp(`/checkout/${orderNo}/refunds/rq_`));
+    const response = await page.reload();
+    expect(response?.headers()['content-security-policy']).toMatch(/script-src 'self' 'nonce-[^']+'/);
+    await page.getByLabel('Amount to refund, in US dollars').fill('5.00');
+    await page.getByRole('button', { name: 'Refund', exact: true }).click();
+    await expect(page.getByRole('status')).toContainText('Refunded.', { timeout: 15_000 });
+    await expectHydrated(page);
+    expect(await reports()).toEqual([]);
+  });
+
   test('the pages cannot be framed', async ({ page }) => {
     const reports = await watchPolicy(page);
     await page.goto('/problems');

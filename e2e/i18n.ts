@@ -110,7 +110,7 @@ export async function englishLeft(page: Page): Promise<string[]> {
       const style = getComputedStyle(parent);
       if (box.width <= 1 || box.height <= 1 || style.visibility === 'hidden') continue; // not seen
       // Order and charge ids (ord_0a1b…, ch_9f3e…) are data, not words: taken out whole, digits and all.
-      const text = (node.textContent ?? '').replace(/\b(?:ord|ch|pay)_[0-9A-Za-z]+/g, ' ');
+      const text = (node.textContent ?? '').replace(/\b(?:ord|ch|pay|re|rq)_[0-9A-Za-z_-]+/g, ' ');
       for (const match of text.matchAll(/[A-Za-z][A-Za-z_]*(?:['’-][A-Za-z]+)*/g)) {
         found.push(match[0]);
       }

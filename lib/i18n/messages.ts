@@ -8,6 +8,7 @@ import enHome from '../../messages/en/home.json' with { type: 'json' };
 import enLab from '../../messages/en/lab.json' with { type: 'json' };
 import enLayers from '../../messages/en/layers.json' with { type: 'json' };
 import enProblems from '../../messages/en/problems.json' with { type: 'json' };
+import enRefunds from '../../messages/en/refunds.json' with { type: 'json' };
 import enScenarios from '../../messages/en/scenarios.json' with { type: 'json' };
 import enTimeline from '../../messages/en/timeline.json' with { type: 'json' };
 import enWorkshop from '../../messages/en/workshop.json' with { type: 'json' };
@@ -18,6 +19,7 @@ import zhHome from '../../messages/zh-CN/home.json' with { type: 'json' };
 import zhLab from '../../messages/zh-CN/lab.json' with { type: 'json' };
 import zhLayers from '../../messages/zh-CN/layers.json' with { type: 'json' };
 import zhProblems from '../../messages/zh-CN/problems.json' with { type: 'json' };
+import zhRefunds from '../../messages/zh-CN/refunds.json' with { type: 'json' };
 import zhScenarios from '../../messages/zh-CN/scenarios.json' with { type: 'json' };
 import zhTimeline from '../../messages/zh-CN/timeline.json' with { type: 'json' };
 import zhWorkshop from '../../messages/zh-CN/workshop.json' with { type: 'json' };
@@ -29,6 +31,7 @@ const en = {
   glossary: enGlossary,
   layers: enLayers,
   checkout: enCheckout,
+  refunds: enRefunds,
   lab: enLab,
   timeline: enTimeline,
   scenarios: enScenarios,
@@ -45,6 +48,7 @@ export const MESSAGES: Record<Locale, Messages> = {
     glossary: zhGlossary,
     layers: zhLayers,
     checkout: zhCheckout,
+    refunds: zhRefunds,
     lab: zhLab,
     timeline: zhTimeline,
     scenarios: zhScenarios,
@@ -57,6 +61,6 @@ export const MESSAGES: Record<Locale, Messages> = {
  * The areas client components read (useTranslations in a 'use client' module): the only ones sent to the
  * browser. lib/i18n/client-areas.test.ts fails when a client component reads another.
  */
-export const CLIENT_AREAS = ['common', 'layers', 'checkout', 'lab', 'timeline'] as const satisfies Array<
+export const CLIENT_AREAS = ['common', 'layers', 'checkout', 'refunds', 'lab', 'timeline'] as const satisfies Array<
   keyof Messages
 >;

@@ -11,6 +11,9 @@ export type OrderJson = {
   amountCents: number;
   status: string;
   charges: Array<{ id: string; amountCents: number; createdAt: string }>;
+  /** The bank's refunds of its charges, and the merchant's ledger (GET /api/orders/{orderNo}). */
+  refunds: Array<{ id: string; chargeId: string; amountCents: number; createdAt: string }>;
+  refundedCents: number;
 };
 
 type LiveOrderValue = { order: OrderJson; refresh: () => void };

@@ -13,6 +13,7 @@ import { findOrderView, joinLinkFor, joinOrder } from '@/lib/payments/orders';
 import { sessionScope } from '@/lib/session';
 import { CheckoutForm } from './checkout-form';
 import { LiveOrder, LiveOrderProvider } from './live-order';
+import { RefundsSection } from './refunds-section';
 
 export async function generateMetadata(): Promise<Metadata> {
   return { title: (await getTranslations('checkout'))('title') };
@@ -69,6 +70,7 @@ export default async function CheckoutPage({ params, searchParams }: PageProps<'
           </section>
           <div className="stack">
             <LiveOrder />
+            <RefundsSection />
           </div>
         </div>
       </LiveOrderProvider>
