@@ -122,12 +122,26 @@ test('layer 2’s key strategy is chosen on the lab page, each explained in a se
   await expect(strategies).toContainText('every new submit hashes to a new key');
   await strategies.getByRole('radio', { name: /Hash of the parameters/ }).check();
   await expect(async () => {
-    expect((await (await page.request.get('/api/lab/config')).json()).keys).toEqual({ strategy: 'paramHash' });
+    expect((await (await page.request.get('/api/lab/config')).json()).keys).toEqual({
+      strategy: 'paramHash',
+      refunds: 'requestId',
+    });
+  }).toPass({ timeout: 5_000 });
+  // A refund's key, beside it: the order number is the wrong one there (an order may be refunded twice).
+  const refunds = page.getByRole('group', { name: /A refund’s key/ });
+  await expect(refunds.getByRole('radio')).toHaveCount(3);
+  await expect(refunds.getByRole('radio', { name: /The refund’s request id/ })).toBeChecked();
+  await refunds.getByRole('radio', { name: /The order number/ }).check();
+  await expect(async () => {
+    expect((await (await page.request.get('/api/lab/config')).json()).keys.refunds).toBe('orderNo');
   }).toPass({ timeout: 5_000 });
   const bad = await request.put('/api/lab/config', { data: { keys: { strategy: 'timestamp' } } });
   expect(bad.status()).toBe(400);
   expect((await bad.json()).errors[0].field).toBe('keys.strategy');
-  expect((await (await page.request.post('/api/lab/reset')).json()).keys).toEqual({ strategy: 'business' });
+  expect((await (await page.request.post('/api/lab/reset')).json()).keys).toEqual({
+    strategy: 'business',
+    refunds: 'requestId',
+  });
 });
 
 test('GET /api/lab/config returns the whole; PUT merges a partial change', async ({ page }) => {
@@ -158,7 +172,7 @@ test('GET /api/lab/config returns the whole; PUT merges a partial change', async
     dropResponse: false,
   });
   expect(body.claims).toEqual({ leaseMs: 30_000, release: 'noMoneyMoved' });
-  expect(body.keys).toEqual({ strategy: 'business' });
+  expect(body.keys).toEqual({ strategy: 'business', refunds: 'requestId' });
   expect(body.answers).toEqual({ duplicate: 'firstResult' });
   expect(body.gateway).toEqual({ timeoutMs: 2000, retries: 1 });
   const bad = await request.put('/api/lab/config', { data: { layers: { token: 'no' } } });

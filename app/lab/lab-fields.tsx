@@ -13,6 +13,7 @@ import {
   FaultsSchema,
   GatewaySchema,
   KEY_STRATEGIES,
+  REFUND_KEY_STRATEGIES,
   RELEASE_RULES,
 } from '@/lib/lab/settings';
 import { GatewayFile, useGateway } from './gateway-panel';
@@ -63,12 +64,17 @@ export function LatencyField({ lab, hydrated, bankTimeoutMs }: Group & { bankTim
 export function KeyStrategyGroup({ lab, hydrated }: Group) {
   const t = useTranslations('lab');
   const tl = useTranslations('layers');
-  const { strategy } = lab.settings.keys;
+  const { strategy, refunds } = lab.settings.keys;
+  const defaults = DEFAULT_LAB_SETTINGS.keys;
+  const state = [
+    tl(`keyStrategies.${strategy}.name`),
+    ...(refunds === defaults.refunds ? [] : [tl(`refundKeyStrategies.${refunds}.name`)]),
+  ];
   return (
     <Collapsible
       title={t('console.keyTitle')}
-      state={tl(`keyStrategies.${strategy}.name`).toLowerCase()}
-      changed={strategy !== DEFAULT_LAB_SETTINGS.keys.strategy}
+      state={state.join(' · ').toLowerCase()}
+      changed={strategy !== defaults.strategy || refunds !== defaults.refunds}
     >
       <fieldset>
         <legend className="visually-hidden">{t('console.keyTitle')}</legend>
@@ -83,6 +89,20 @@ export function KeyStrategyGroup({ lab, hydrated }: Group) {
             explains: tl(`keyStrategies.${option}.explains`),
           })}
           onChange={(option) => lab.change({ keys: { strategy: option } })}
+        />
+      </fieldset>
+      <fieldset>
+        <legend className={styles.hint}>{t('console.refundKeyHint')}</legend>
+        <Choices
+          name="refund-key-strategy"
+          options={REFUND_KEY_STRATEGIES}
+          value={refunds}
+          disabled={!hydrated}
+          words={(option) => ({
+            name: tl(`refundKeyStrategies.${option}.name`),
+            explains: tl(`refundKeyStrategies.${option}.explains`),
+          })}
+          onChange={(option) => lab.change({ keys: { refunds: option } })}
         />
       </fieldset>
     </Collapsible>

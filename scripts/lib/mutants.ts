@@ -33,11 +33,11 @@ async function mutatedCopy(mutant: Mutant): Promise<string> {
   return dir;
 }
 
-function runIn(dir: string, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
+function runIn(dir: string, env: NodeJS.ProcessEnv, files: string[]): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(
       path.join(dir, 'node_modules/.bin/vitest'),
-      ['run', '--project', 'integration', ...RACE_FILES, '--bail', '1'],
+      ['run', '--project', 'integration', ...files, '--bail', '1'],
       { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';
@@ -66,18 +66,25 @@ export async function runMutants(options: {
   traces: string;
   schedules: string;
   log: (line: string) => void;
+  /** Only the mutants whose names start with this (all by default). */
+  only?: string;
 }): Promise<MutantResult[]> {
   const results: MutantResult[] = [];
-  for (const mutant of MUTANTS) {
+  for (const mutant of MUTANTS.filter((m) => !options.only || m.name.startsWith(options.only))) {
     const started = performance.now();
     const dir = await mutatedCopy(mutant);
     try {
-      const { code, output } = await runIn(dir, {
-        ...options.env,
-        RACE_BAIL: '1',
-        RACE_TRACES: options.traces,
-        RACE_SCHEDULES: options.schedules,
-      });
+      const { code, output } = await runIn(
+        dir,
+        {
+          ...options.env,
+          RACE_BAIL: '1',
+          RACE_TRACES: options.traces,
+          RACE_SCHEDULES: options.schedules,
+          RACE_REFUND_SCHEDULES: options.schedules,
+        },
+        mutant.files ?? RACE_FILES,
+      );
       // Caught means a finding of the explorer (a violation, or a divergence from the model), not a copy that
       // failed to load or run.
       const by = code !== 0 ? firstFailure(output) : undefined;

@@ -10,7 +10,11 @@ export type Mutant = {
   /** The exact text to replace (it must occur once), and what replaces it. */
   from: string;
   to: string;
+  /** The explorer's files that must catch it (a payment's by default; a refund's: races-refunds.int.test.ts). */
+  files?: string[];
 };
+
+const REFUNDS = ['test/races/races-refunds.int.test.ts'];
 
 export const MUTANTS: Mutant[] = [
   {
@@ -84,5 +88,38 @@ export const MUTANTS: Mutant[] = [
     file: 'lib/payments/bank.ts',
     from: 'if (request.fence && !(await raiseFence(request.fence))) throw new BankFencedError(request.fence);',
     to: '',
+  },
+  // ---- refunds (the refunds' explorer, test/races/refund-world.ts) ----
+  {
+    name: 'refund-bank-fence-removed',
+    breaks: 'the bank refunds under a stale fencing token (its check before a refund is gone)',
+    file: 'lib/payments/bank-refunds.ts',
+    from: 'if (request.fence && !(await raiseFence(request.fence, tx))) throw new BankFencedError(request.fence);',
+    to: '',
+    files: REFUNDS,
+  },
+  {
+    name: 'refund-takeover-compare-and-set-removed',
+    breaks: "a refund's takeover compares nothing it judged: it takes the claim whatever it is now",
+    file: 'lib/defences/refund-claim/store.ts',
+    from: '(current) => sameClaim(current, seen),',
+    to: '() => true,',
+    files: REFUNDS,
+  },
+  {
+    name: 'refund-claim-off-the-ledger',
+    breaks: "a refund's claim does not put its amount on the order's ledger",
+    file: 'lib/defences/refund-claim/store.ts',
+    from: 'UPDATE orders o SET refunded_cents = o.refunded_cents + c.amount_cents, updated_at = now()',
+    to: 'UPDATE orders o SET updated_at = now()',
+    files: REFUNDS,
+  },
+  {
+    name: 'refund-report-ignored',
+    breaks: "the sweep does not read the bank's refunds: a refund no claim records stays unrecorded",
+    file: 'lib/refunds/reconcile.ts',
+    from: 'return refs.length + (await recordFromRefundReport(options, now));',
+    to: 'return refs.length;',
+    files: REFUNDS,
   },
 ];

@@ -1,7 +1,15 @@
 // The race explorer for refunds (refund-world.ts): random schedules over every configuration of layers 2-5, as many
 // as RACE_REFUND_SCHEDULES says, from RACE_SEED (or a random seed, printed, that replays them).
 import { describe, expect, it } from 'vitest';
-import { exploreRefunds, REFUND_INVARIANTS } from './refund-world.ts';
+import { exploreRefunds, REFUND_INVARIANTS, REFUND_SCRIPTS, runRefundScript } from './refund-world.ts';
+
+describe('race explorer: scripted schedules of refunds', () => {
+  it.each(REFUND_SCRIPTS.map((script) => [script.name, script] as const))('%s', async (_, script) => {
+    const violations = await runRefundScript(script);
+    if (violations) console.log(`[races] seed script: ${script.name}\n  ${violations.join('\n  ')}`);
+    expect(violations?.filter((v) => !v.includes('@')) ?? []).toEqual([]);
+  });
+});
 
 const SCHEDULES = Number(process.env.RACE_REFUND_SCHEDULES ?? 300);
 const SEED = process.env.RACE_SEED ? Number(process.env.RACE_SEED) : Math.floor(Math.random() * 2 ** 31);
