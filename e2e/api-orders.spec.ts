@@ -18,7 +18,7 @@ test.describe('POST /api/orders', () => {
 
     const order = await request.get(`/api/orders/${body.orderNo}`);
     const { checkoutUrl: _, ...summary } = body;
-    expect(await order.json()).toEqual({ ...summary, charges: [] });
+    expect(await order.json()).toEqual({ ...summary, charges: [], refunds: [], refundedCents: 0 });
   });
 
   for (const [name, payload, field] of [

@@ -1,6 +1,7 @@
-// The background worker: the outbox relay (outbox rows → Redis stream), the "send receipt" consumer
-// (stream → receipts, idempotent by the dedup table), and the refund worker (a back office's refunds as stream
-// messages, each carrying its request id: a redelivery is answered with the first outcome). Started and supervised by `npm run demo` and
+// The background workers: the outbox relay (outbox rows → Redis stream) and the "send receipt" consumer
+// (stream → receipts, idempotent by the dedup table), as `worker.ts receipts`; the refund worker (a back office's
+// refunds as stream messages, each carrying its request id: a redelivery is answered with the first outcome), as
+// `worker.ts refunds`. `npm run demo` and `npm run demo:cluster` start one process of each. Started and supervised by `npm run demo` and
 // `npm run demo:cluster`; several may run at once (SKIP LOCKED, one consumer group).
 import { hostname } from 'node:os';
 import { getDb } from '../lib/db.ts';
@@ -8,7 +9,7 @@ import { consumeReceipts, ensureReceiptsGroup } from '../lib/events/receipts.ts'
 import { relayOutbox } from '../lib/events/relay.ts';
 import { flushLab, registerLab } from '../lib/lab/register.ts';
 import { getOrderLabSettings } from '../lib/lab/settings-store.ts';
-import { getRedis } from '../lib/redis.ts';
+import { connectRedis, getRedis, redisTargetFromEnv } from '../lib/redis.ts';
 import { consumeRefunds, ensureRefundsGroup } from '../lib/refunds/worker.ts';
 
 registerLab();
@@ -49,8 +50,11 @@ async function consumeLoop(): Promise<void> {
 
 async function refundLoop(): Promise<void> {
   await ensureRefundsGroup();
+  // A connection of its own for the blocking read: the receipts' consumer and the relay share the other one.
+  const redis = connectRedis(redisTargetFromEnv());
+  redis.on('error', (error: Error) => console.error(`[worker] refunds' redis: ${error.message}`));
   while (!stopping) {
-    await consumeRefunds(consumer.replace('receipts-', 'refunds-')).catch(async (error: Error) => {
+    await consumeRefunds(consumer.replace('receipts-', 'refunds-'), { redis }).catch(async (error: Error) => {
       console.error(`[worker] refunds: ${error.message}`);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     });
@@ -67,7 +71,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     }, 200);
   });
 }
-console.log(`[worker] ${consumer}: relaying the outbox, sending receipts and making queued refunds`);
-void relayLoop();
-void consumeLoop();
-void refundLoop();
+// `worker.ts receipts` (the relay and the receipts), `worker.ts refunds`, or both when no role is named.
+const role = process.argv[2];
+if (role !== 'refunds') {
+  console.log(`[worker] ${consumer}: relaying the outbox and sending receipts`);
+  void relayLoop();
+  void consumeLoop();
+}
+if (role !== 'receipts') {
+  console.log(`[worker] ${consumer.replace('receipts-', 'refunds-')}: making queued refunds`);
+  void refundLoop();
+}

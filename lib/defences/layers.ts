@@ -56,3 +56,9 @@ export const ALL_LAYERS_ON: Layers = {
 export const BANK_SETTLEMENT_WINDOW_MS = 10_000;
 /** How long a claim lives unrenewed, unless the lab (or REQUEST_KEY_LEASE_MS) says otherwise. */
 export const DEFAULT_LEASE_MS = 30_000;
+
+/** The switches a request ran under, as the room's view counts them ("defences on: 0 1 2 3 4 5"): "0 1 2", "none". */
+export function defencesOn(layers: Layers): string {
+  const on = (['pendingUi', ...LAYERS] as const).flatMap((layer, number) => (layers[layer] ? [number] : []));
+  return on.length > 0 ? on.join(' ') : 'none';
+}

@@ -25,8 +25,11 @@ export const STEP_ORDER: TimelineStep[] = [
 /** The decisions that end a request at that step: the layer answered for it (or it lost its claim there). */
 const STOPPING = new Set(['stopped', 'lost']);
 
-/** The lanes of payment requests end with an outcome; the others (gateway, worker, reconciler) are done when drawn. */
-const PAYMENT_CHANNELS = new Set<TimelineEvent['channel']>(['browser', 'api']);
+/**
+ * The lanes of payment and refund requests end with an outcome (a queue's refund message too); the others (gateway,
+ * worker, reconciler) are done when drawn.
+ */
+const PAYMENT_CHANNELS = new Set<TimelineEvent['channel']>(['browser', 'api', 'queue']);
 
 export type LanePlan<E extends TimelineEvent> = {
   /** The request as it arrived ("received", with the defences it ran under), when marked. */
@@ -122,7 +125,8 @@ export function planLane<E extends TimelineEvent>(events: E[]): LanePlan<E> {
 
 /** The defences a request ran under, as its "received" mark names them: "0 1 2", "none". */
 export function defencesOf(received: TimelineEvent | undefined): string | undefined {
-  const given = received?.reason?.key === 'received' ? received.reason.values?.defences : undefined;
+  const key = received?.reason?.key;
+  const given = key === 'received' || key === 'refundReceived' ? received?.reason?.values?.defences : undefined;
   return given !== undefined ? String(given) : /defences on: (.+)$/.exec(received?.detail ?? '')?.[1];
 }
 

@@ -19,7 +19,7 @@ export type TimelineEvent = {
   requestId: string;
   orderNo: string;
   /** `redis`: the Redis server changed under an app instance (lib/lab/redis-failover.ts): everyone's lab shows it. */
-  channel: 'browser' | 'api' | 'reconciler' | 'gateway' | 'worker' | 'redis';
+  channel: 'browser' | 'api' | 'queue' | 'reconciler' | 'gateway' | 'worker' | 'redis';
   /** Which app instance handled it (cluster mode shows two). */
   instance: string;
   step: TimelineStep;

@@ -20,7 +20,7 @@ import 'server-only';
 import { getDb } from '../db.ts';
 import type { Answer, Attempt, Ending, Lease } from '../defences/defence.ts';
 import { defencesFor } from '../defences/defences-for.ts';
-import { LAYERS, type Layers } from '../defences/layers.ts';
+import { defencesOn } from '../defences/layers.ts';
 import type { RaceHook } from '../defences/race-points.ts';
 import { env } from '../env.ts';
 import { instanceName, newAttemptId, newRequestId } from '../instance.ts';
@@ -226,12 +226,6 @@ function attemptOf(request: PayRequest, order: OrderToPay, options: PayOptions, 
       askBankAfterTakeover: (query, seen) => askBankAfterTakeover(query, seen, { now, at }),
     },
   };
-}
-
-/** The switches a request ran under, as the room's view counts them ("defences on: 0 1 2 3 4 5"): "0 1 2", "none". */
-function defencesOn(layers: Layers): string {
-  const on = (['pendingUi', ...LAYERS] as const).flatMap((layer, number) => (layers[layer] ? [number] : []));
-  return on.length > 0 ? on.join(' ') : 'none';
 }
 
 function summarize(result: Answer): Reason {

@@ -14,6 +14,7 @@ import 'server-only';
 //   7. every claim hears the bank's verdict: completed, given back (the amount off the ledger), or kept in doubt
 import { getDb } from '../db.ts';
 import type { Ending } from '../defences/defence.ts';
+import { defencesOn } from '../defences/layers.ts';
 import type { RaceHook } from '../defences/race-points.ts';
 import type { RefundAnswer, RefundAttempt, RefundOutcome } from '../defences/refund.ts';
 import { refundDefencesFor, refundIdentity } from '../defences/refund-defences-for.ts';
@@ -92,12 +93,8 @@ async function refundOnce(request: RefundRequest, options: RefundOptions, span: 
   if (!order) return { kind: 'order_not_found' };
   if ('status' in order) return { kind: 'not_paid', status: order.status };
   const { layers } = order.policy;
-  decide(
-    span,
-    'request',
-    'received',
-    reason('refundReceived', { channel: request.channel, cents: request.amountCents }),
-  );
+  const received = { channel: request.channel, cents: request.amountCents, defences: defencesOn(layers) };
+  decide(span, 'request', 'received', reason('refundReceived', received));
   // 1-5. The refund's identity, then its defences, each around the rest.
   const attempt = attemptOf(request, order, options, span);
   const failed = { kind: 'failed_retryable', reason: 'a defence failed before the bank' } as const;

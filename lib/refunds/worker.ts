@@ -71,10 +71,15 @@ export async function consumeRefunds(
     blockMs?: number;
     /** How long a message must have been pending before it is taken over (REFUND_RECLAIM_IDLE_MS). */
     reclaimIdleMs?: number;
+    /**
+     * The connection its blocking read waits on: a worker gives it one of its own, so that the wait holds up nothing
+     * else (the receipts' consumer, the outbox relay) on the process's shared connection.
+     */
+    redis?: ReturnType<typeof getRedis>;
     beforeAck?: (delivery: RefundDelivery) => Promise<void>;
   } = {},
 ): Promise<RefundDelivery[]> {
-  const redis = getRedis();
+  const redis = options.redis ?? getRedis();
   const [, reclaimed] = (await redis.xautoclaim(
     REFUNDS_STREAM,
     REFUNDS_GROUP,

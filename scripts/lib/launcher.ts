@@ -2,7 +2,7 @@
 //   1. validate the configuration (lib/env.ts)
 //   2. start the embedded PostgreSQL and Redis, unless DATABASE_URL / REDIS_URL (or REDIS_SENTINELS) name servers
 //   3. apply the committed migrations
-//   4. build the app if the sources changed; start the app instance(s) and the receipt worker, supervised
+//   4. build the app if the sources changed; start the app instance(s) and the workers (receipts, refunds), supervised
 //      (the lab's crash faults kill them on purpose: they come back, and reconciliation settles the rest)
 //   5. cluster: nginx in front of the instances (scripts/lib/nginx.ts), retrying on timeouts and dead
 //      instances as the lab's gateway settings say; its configuration rewritten and reloaded when they change
@@ -132,11 +132,19 @@ export async function launch(plan: Plan): Promise<void> {
         }),
       );
     }
-    const workerPid = path.join(pidDir, 'worker.pid');
-    await stopLeftover(workerPid, /scripts\/worker/, 'SIGTERM');
-    children.push(
-      supervise('receipt worker', () => startWorker(appEnv), { pidFile: workerPid, log, onGiveUp: giveUp }),
-    );
+    // The background workers, each a process of its own (as they would be deployed): the receipts' (the outbox
+    // relay and the receipts' consumer, which the lab's fault kills on purpose) and the refunds' (the queue's).
+    for (const role of ['receipts', 'refunds'] as const) {
+      const workerPid = path.join(pidDir, `worker-${role}.pid`);
+      await stopLeftover(workerPid, /scripts\/worker/, 'SIGTERM');
+      children.push(
+        supervise(`${role === 'receipts' ? 'receipt' : 'refund'} worker`, () => startWorker(appEnv, role), {
+          pidFile: workerPid,
+          log,
+          onGiveUp: giveUp,
+        }),
+      );
+    }
     await Promise.all(plan.apps.map((app, i) => waitForApp(app.port, 60_000, children[i]?.current())));
 
     if (plan.gatewayPort !== undefined) {
@@ -166,10 +174,10 @@ function demoSessionSecret(dataDir: string): string {
   return secret;
 }
 
-function startWorker(workerEnv: NodeJS.ProcessEnv) {
+function startWorker(workerEnv: NodeJS.ProcessEnv, role: 'receipts' | 'refunds') {
   return spawn(
     process.execPath,
-    ['--conditions=react-server', '--import', 'tsx', path.join(ROOT, 'scripts/worker.ts')],
+    ['--conditions=react-server', '--import', 'tsx', path.join(ROOT, 'scripts/worker.ts'), role],
     {
       cwd: ROOT,
       env: workerEnv,
