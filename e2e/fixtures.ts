@@ -100,6 +100,30 @@ export async function waitForAnswer(page: Page, timeout = 20_000): Promise<void>
   );
 }
 
+/** The order's refunds as the API shows them to this browser: the bank's, and the merchant's ledger. */
+export async function refundsOf(page: Page, orderNo: string) {
+  const view = (await (await page.request.get(`/api/orders/${orderNo}`)).json()) as {
+    refunds: Array<{ amountCents: number }>;
+    refundedCents: number;
+  };
+  return { amounts: view.refunds.map((refund) => refund.amountCents), refundedCents: view.refundedCents };
+}
+
+/** "Refund…" on the order's checkout, to the new refund's form: its request id, from the address. */
+export async function openRefund(page: Page, orderNo: string): Promise<string> {
+  await page.goto(`/checkout/${orderNo}`);
+  await page.getByRole('button', { name: /^(Refund…|退款…)$/ }).click();
+  await expect(page).toHaveURL(new RegExp(`/checkout/${orderNo}/refunds/rq_[A-Za-z0-9_-]{16}$`));
+  return page.url().split('/').at(-1) ?? '';
+}
+
+/** Types the amount and submits; resolves once the outcome region holds this submit's answer. */
+export async function refund(page: Page, dollars: string): Promise<void> {
+  await page.getByLabel('Amount to refund, in US dollars').fill(dollars);
+  await page.getByRole('button', { name: 'Refund', exact: true }).click();
+  await expect(page.getByRole('status')).not.toHaveAttribute('data-answer', /^(idle|pending)$/, { timeout: 15_000 });
+}
+
 export const test = base.extend<{ db: pg.Pool; checkout: CheckoutPage }>({
   // biome-ignore lint/correctness/noEmptyPattern: Playwright's fixture signature
   db: async ({}, use) => {

@@ -19,6 +19,8 @@ import {
   CONFIGURATIONS,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
+  REFUND_KEY_COLUMNS,
+  REFUND_ROWS,
   RELEASE_COLUMNS,
   RELEASE_LEASE_MS,
   RELEASE_ROWS,
@@ -32,7 +34,7 @@ import {
 type CellRecord = {
   scenario: string;
   configuration: string;
-  counts: 'charges' | 'receipts';
+  counts: 'charges' | 'receipts' | 'refunds';
   expected: { charges: Charges; sees: Sees | ReleaseSees | AnswerSees };
   /** `requests`: how many requests the intent cost (the answer matrix's clients). */
   actual: { charges: Charges; sees: string; chargeCount: number; requests?: number };
@@ -51,6 +53,7 @@ const README_BLOCKS = {
   keys: 'key-strategy-matrix',
   release: 'release-rule-matrix',
   answers: 'duplicate-answer-matrix',
+  refunds: 'refund-key-matrix',
 } as const;
 
 /** A table: its rows and columns, by id and title. */
@@ -62,12 +65,14 @@ const KEYS: Shape = {
 };
 const RELEASE: Shape = { rows: RELEASE_ROWS, columns: RELEASE_COLUMNS };
 const ANSWERS: Shape = { rows: ANSWER_ROWS, columns: ANSWER_COLUMNS };
+const REFUNDS: Shape = { rows: REFUND_ROWS, columns: REFUND_KEY_COLUMNS };
 
 export default class MatrixReporter implements Reporter {
   private cells = new Map<string, CellRecord>();
   private keyCells = new Map<string, CellRecord>();
   private releaseCells = new Map<string, CellRecord>();
   private answerCells = new Map<string, CellRecord>();
+  private refundCells = new Map<string, CellRecord>();
   private started = Date.now();
   private readonly results: string;
 
@@ -81,6 +86,7 @@ export default class MatrixReporter implements Reporter {
       ['key-strategy-cell', this.keyCells],
       ['release-cell', this.releaseCells],
       ['answer-cell', this.answerCells],
+      ['refund-cell', this.refundCells],
     ] as const) {
       // Most tests record one cell; a row run once for all its cells (matrix.ts `oneRun`) records eight.
       const recorded = result.annotations.filter((a) => a.type === type);
@@ -103,14 +109,16 @@ export default class MatrixReporter implements Reporter {
       keyCells: [...this.keyCells.values()],
       releaseCells: [...this.releaseCells.values()],
       answerCells: [...this.answerCells.values()],
+      refundCells: [...this.refundCells.values()],
     };
-    const { cells, keyCells, releaseCells, answerCells } = all;
-    if ([cells, keyCells, releaseCells, answerCells].every((list) => list.length === 0)) return;
+    const { cells, keyCells, releaseCells, answerCells, refundCells } = all;
+    if ([cells, keyCells, releaseCells, answerCells, refundCells].every((list) => list.length === 0)) return;
     const complete =
       cells.length === SCENARIOS.length * CONFIGURATIONS.length &&
       keyCells.length === KEY_STRATEGY_ROWS.length * KEY_STRATEGY_COLUMNS.length &&
       releaseCells.length === RELEASE_ROWS.length * RELEASE_COLUMNS.length &&
-      answerCells.length === ANSWER_ROWS.length * ANSWER_COLUMNS.length;
+      answerCells.length === ANSWER_ROWS.length * ANSWER_COLUMNS.length &&
+      refundCells.length === REFUND_ROWS.length * REFUND_KEY_COLUMNS.length;
     const run = {
       runAt: new Date().toISOString(),
       durationSeconds: Math.round((Date.now() - this.started) / 1000),
@@ -124,18 +132,23 @@ export default class MatrixReporter implements Reporter {
     const latest = complete ? { ...run, ...data } : { ...run, freshCells: countOf(all), ...matrixData(shown) };
     writeFileSync(path.join(this.results, 'matrix.json'), `${JSON.stringify(latest, null, 2)}\n`);
     writeFileSync(path.join(this.results, 'matrix.md'), markdown(shown, run));
-    if (complete && [...cells, ...keyCells, ...releaseCells, ...answerCells].every((cell) => cell.pass)) {
+    if (
+      complete &&
+      [...cells, ...keyCells, ...releaseCells, ...answerCells, ...refundCells].every((cell) => cell.pass)
+    ) {
       writeFileSync(path.join(ROOT, 'docs/scenario-matrix.json'), `${JSON.stringify(data, null, 2)}\n`);
       writeFileSync(path.join(ROOT, 'docs/scenario-matrix.md'), markdown(all));
       updateReadme(README_BLOCKS.proof, table(PROOF, cells));
       updateReadme(README_BLOCKS.keys, table(KEYS, keyCells));
       updateReadme(README_BLOCKS.release, table(RELEASE, releaseCells));
       updateReadme(README_BLOCKS.answers, table(ANSWERS, answerCells));
+      updateReadme(README_BLOCKS.refunds, table(REFUNDS, refundCells));
     }
     console.log(`\n${summary(PROOF, cells, 'Scenario matrix')}`);
     if (keyCells.length > 0) console.log(`\n${summary(KEYS, keyCells, 'Key-strategy matrix (layer 2 alone)')}`);
     if (releaseCells.length > 0) console.log(`\n${summary(RELEASE, releaseCells, 'Release-rule matrix (layers 0-4)')}`);
     if (answerCells.length > 0) console.log(`\n${summary(ANSWERS, answerCells, 'Answer matrix (five clients)')}`);
+    if (refundCells.length > 0) console.log(`\n${summary(REFUNDS, refundCells, 'Refund-key matrix', 'refunds')}`);
   }
 
   printsToStdio(): boolean {
@@ -160,6 +173,7 @@ function mergedWithLast(run: AllCells, results: string): AllCells {
     keyCells: merge(last?.keyStrategies?.cells, run.keyCells),
     releaseCells: merge(last?.releaseRules?.cells, run.releaseCells),
     answerCells: merge(last?.duplicateAnswers?.cells, run.answerCells),
+    refundCells: merge(last?.refundKeys?.cells, run.refundCells),
   };
 }
 
@@ -168,6 +182,7 @@ type StoredMatrix = {
   keyStrategies?: { cells?: CellRecord[] };
   releaseRules?: { cells?: CellRecord[] };
   duplicateAnswers?: { cells?: CellRecord[] };
+  refundKeys?: { cells?: CellRecord[] };
 };
 
 function lastMatrix(results: string): StoredMatrix | undefined {
@@ -182,14 +197,20 @@ function lastMatrix(results: string): StoredMatrix | undefined {
 }
 
 const countOf = (all: AllCells) =>
-  all.cells.length + all.keyCells.length + all.releaseCells.length + all.answerCells.length;
+  all.cells.length + all.keyCells.length + all.releaseCells.length + all.answerCells.length + all.refundCells.length;
 
 type Outcome = { charges: Charges; sees: string };
 const sameOutcome = (a: Outcome, b: Outcome) => a.charges === b.charges && a.sees === b.sees;
 
-type AllCells = { cells: CellRecord[]; keyCells: CellRecord[]; releaseCells: CellRecord[]; answerCells: CellRecord[] };
+type AllCells = {
+  cells: CellRecord[];
+  keyCells: CellRecord[];
+  releaseCells: CellRecord[];
+  answerCells: CellRecord[];
+  refundCells: CellRecord[];
+};
 
-function matrixData({ cells, keyCells, releaseCells, answerCells }: AllCells) {
+function matrixData({ cells, keyCells, releaseCells, answerCells, refundCells }: AllCells) {
   return {
     configurations: CONFIGURATIONS.map(({ id, title }) => ({ id, title })),
     scenarios: SCENARIOS.map(({ id, title, source }) => ({ id, title, source })),
@@ -219,6 +240,12 @@ function matrixData({ cells, keyCells, releaseCells, answerCells }: AllCells) {
       rows: ANSWER_ROWS.map(({ id, title }) => ({ id, title })),
       cells: sorted(ANSWERS, answerCells),
     },
+    refundKeys: {
+      layers: 'all',
+      columns: REFUND_KEY_COLUMNS,
+      rows: REFUND_ROWS.map(({ id, title, channel, owedCents, why }) => ({ id, title, channel, owedCents, why })),
+      cells: sorted(REFUNDS, refundCells),
+    },
   };
 }
 
@@ -235,16 +262,22 @@ function find(cells: CellRecord[], scenario: string, configuration: string): Cel
 
 function cellText(cell: CellRecord | undefined): string {
   if (!cell) return '·';
-  const charges =
-    cell.actual.charges === 'more'
-      ? `**${cell.actual.chargeCount}** charges`
-      : `${cell.actual.charges} charge${cell.actual.charges === '1' ? '' : 's'}`;
-  const mark = cell.pass ? '' : ` ❌ expected ${cell.expected.charges}, ${cell.expected.sees}`;
+  const refunds = cell.counts === 'refunds';
+  const noun = refunds ? 'refund' : 'charge';
+  // In bold what is wrong: a second charge, or a refund cell where the customer got back other than they are owed.
+  const wrong = refunds ? !cell.actual.sees.endsWith('as owed') : cell.actual.charges === 'more';
+  const count = cell.actual.charges === 'more' ? String(cell.actual.chargeCount) : cell.actual.charges;
+  const charges = `${wrong ? `**${count}**` : count} ${noun}${count === '1' ? '' : 's'}`;
+  const mark = cell.pass ? '' : ` ❌ expected ${cell.expected.charges}, ${dollars(cell.expected.sees)}`;
   // The requests an intent cost (the answer matrix), unless what the client saw says it already.
-  const { requests: count, sees } = cell.actual;
-  const requests = count === undefined || sees.includes('requests') ? '' : ` (${count} requests)`;
-  return `${charges}, ${cell.actual.sees}${requests}${mark}`;
+  const { requests, sees } = cell.actual;
+  const cost = requests === undefined || sees.includes('requests') ? '' : ` (${requests} requests)`;
+  return `${charges}, ${dollars(sees)}${cost}${mark}`;
 }
+
+/** "got 500 cents back, owed 1000 cents" as a reader says it: "got $5.00 back, owed $10.00". */
+const dollars = (sees: string) =>
+  sees.replace(/(\d+) cents/g, (_, cents: string) => `$${(Number(cents) / 100).toFixed(2)}`);
 
 /** The table, with a last column that reproduces each row: `npm run scenarios -- <that>`. */
 function table(shape: Shape, cells: CellRecord[]): string {
@@ -258,10 +291,12 @@ function table(shape: Shape, cells: CellRecord[]): string {
 }
 
 function markdown(
-  { cells, keyCells, releaseCells, answerCells }: AllCells,
+  { cells, keyCells, releaseCells, answerCells, refundCells }: AllCells,
   run?: { runAt: string; durationSeconds: number; machine: string },
 ): string {
-  const failed = [...cells, ...keyCells, ...releaseCells, ...answerCells].filter((cell) => !cell.pass).length;
+  const failed = [...cells, ...keyCells, ...releaseCells, ...answerCells, ...refundCells].filter(
+    (cell) => !cell.pass,
+  ).length;
   return [
     '# Scenario matrix',
     '',
@@ -301,6 +336,14 @@ function markdown(
     '',
     table(ANSWERS, answerCells),
     '',
+    '## Refunds: three ways of making a refund’s key',
+    '',
+    'The article’s first detail, its second half: an order may be refunded more than once, so the order number is the wrong key for a refund, and so is a hash of its parameters. Every defence is on; the columns are the lab’s `keys.refunds`. Each cell: the refunds the bank made, and what the customer got back against what they are owed (a $42.00 order).',
+    '',
+    table(REFUNDS, refundCells),
+    '',
+    ...REFUND_ROWS.map((row) => `- ${row.title}: ${row.why}.`),
+    '',
   ].join('\n');
 }
 
@@ -320,7 +363,7 @@ function updateReadme(block: string, matrix: string): void {
   if (next !== readme) writeFileSync(file, next);
 }
 
-function summary(shape: Shape, cells: CellRecord[], name: string): string {
+function summary(shape: Shape, cells: CellRecord[], name: string, counted = 'charges'): string {
   const short = (cell: CellRecord | undefined) =>
     cell
       ? `${cell.pass ? ' ' : '✗'}${cell.actual.charges === 'more' ? String(cell.actual.chargeCount) : cell.actual.charges}`.padEnd(
@@ -329,7 +372,7 @@ function summary(shape: Shape, cells: CellRecord[], name: string): string {
       : ' ·  ';
   const width = Math.max(...shape.rows.map((s) => s.title.length));
   const lines = [
-    `${name} (charges per order; ✗ = differs from matrix.ts): ${cells.filter((c) => c.pass).length}/${cells.length} cells as declared`,
+    `${name} (${counted} per order; ✗ = differs from matrix.ts): ${cells.filter((c) => c.pass).length}/${cells.length} cells as declared`,
     `${''.padEnd(width)}  ${shape.columns.map((c) => c.id.slice(0, 4).padEnd(4)).join(' ')}`,
     ...shape.rows.map(
       (s) => `${s.title.padEnd(width)}  ${shape.columns.map((c) => short(find(cells, s.id, c.id))).join(' ')}`,

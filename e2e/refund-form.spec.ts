@@ -5,7 +5,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import type { Layers } from '../lib/lab/settings';
-import { ALL_ON, expect, type Faults, test } from './fixtures';
+import { ALL_ON, expect, type Faults, openRefund, refund, refundsOf, test } from './fixtures';
 import { englishLeft } from './i18n';
 
 /** A $42.00 order of this browser's session (every defence on, unless told); paid through the API unless told not to. */
@@ -25,30 +25,6 @@ async function orderOfThisBrowser(
     expect(paid.status()).toBe(201);
   }
   return orderNo;
-}
-
-/** The order's refunds as the API shows them to this browser: the bank's, and the merchant's ledger. */
-async function refundsOf(page: Page, orderNo: string) {
-  const view = (await (await page.request.get(`/api/orders/${orderNo}`)).json()) as {
-    refunds: Array<{ amountCents: number }>;
-    refundedCents: number;
-  };
-  return { amounts: view.refunds.map((refund) => refund.amountCents), refundedCents: view.refundedCents };
-}
-
-/** "Refund…" on the order's checkout, to the new refund's form: its request id, from the address. */
-async function openRefund(page: Page, orderNo: string): Promise<string> {
-  await page.goto(`/checkout/${orderNo}`);
-  await page.getByRole('button', { name: /^(Refund…|退款…)$/ }).click();
-  await expect(page).toHaveURL(new RegExp(`/checkout/${orderNo}/refunds/rq_[A-Za-z0-9_-]{16}$`));
-  return page.url().split('/').at(-1) ?? '';
-}
-
-/** Types the amount and submits; resolves once the outcome region holds this submit's answer. */
-async function refund(page: Page, dollars: string): Promise<void> {
-  await page.getByLabel('Amount to refund, in US dollars').fill(dollars);
-  await page.getByRole('button', { name: 'Refund', exact: true }).click();
-  await expect(page.getByRole('status')).not.toHaveAttribute('data-answer', /^(idle|pending)$/, { timeout: 15_000 });
 }
 
 test.describe('the refund form', () => {

@@ -9,7 +9,7 @@ import type { BrowserContext, Page } from '@playwright/test';
 import { exerciseSettings, findExercise } from '../lib/lab/exercises';
 import { planLane } from '../lib/lab/lane-view';
 import type { TimelineEvent } from '../lib/lab/timeline-event';
-import { CheckoutPage, chargeCount, expect, test, waitForAnswer } from './fixtures';
+import { CheckoutPage, chargeCount, expect, openRefund, refund, refundsOf, test, waitForAnswer } from './fixtures';
 import { sessionOf, testRedis } from './scenarios/cell';
 
 /**
@@ -460,5 +460,71 @@ test.describe('workshop', () => {
     await expect(checkout.outcome).toContainText('Already paid');
     await expect(checkout.outcome).toContainText(`charge ${firstCharge}`);
     expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  test('exercise 15: refunds keyed by the order number refuse the second $5.00; by a stamped hash a double click refunds twice; by the request id, right', async ({
+    page: lab,
+    context,
+  }) => {
+    await setUp(lab, '15', { stay: true });
+    /** A paid order of this browser, and its checkout's page (which becomes the refund form). */
+    const paidOrder = async () => {
+      const { checkout, orderNo } = await newCheckout(context);
+      await checkout.payButton.click();
+      await settled(checkout);
+      expect(await chargeCount(orderNo)).toBe(1);
+      return { page: checkout.page, orderNo };
+    };
+    const outcome = (page: Page) => page.getByRole('status');
+    const newRefund = async (page: Page) => {
+      await page.getByRole('button', { name: 'New refund' }).click();
+      await expect(outcome(page)).toHaveAttribute('data-answer', 'idle');
+    };
+    const doubleClick = async (page: Page) => {
+      await page.getByLabel('Amount to refund, in US dollars').fill('5.00');
+      await page.getByRole('button', { name: 'Refund', exact: true }).dblclick();
+      await expect(outcome(page)).not.toHaveAttribute('data-answer', /^(idle|pending)$/, { timeout: 15_000 });
+    };
+    const chooseKey = async (name: RegExp, value: string) => {
+      await lab.getByRole('radio', { name }).check();
+      await expect.poll(async () => (await (await lab.request.get('/api/lab/config')).json()).keys.refunds).toBe(value);
+    };
+
+    // The order number: two forms, two request ids, one key; the second refund is the first's result.
+    const broken = await paidOrder();
+    await openRefund(broken.page, broken.orderNo);
+    await refund(broken.page, '5.00');
+    await expect(outcome(broken.page)).toHaveAttribute('data-answer', 'refunded');
+    await newRefund(broken.page);
+    await refund(broken.page, '5.00');
+    await expect(outcome(broken.page)).toHaveAttribute('data-answer', 'first_result');
+    expect(await refundsOf(broken.page, broken.orderNo)).toEqual({ amounts: [500], refundedCents: 500 });
+    const refundLanes = (await lanesOf(lab, broken.orderNo)).filter((lane) =>
+      lane.some((event) => event.reason?.key === 'refundReceived'),
+    );
+    expect(refundLanes.map((lane) => planLane(lane).endsAt).sort()).toEqual(['bank', 'requestKey']);
+    await lab.goto(`/lab?order=${broken.orderNo}`);
+    const keys = lab.locator(`li.lane[data-order-no="${broken.orderNo}"] [data-testid="lane-key"]`);
+    await expect(keys.filter({ hasText: /^refund-/ })).toHaveCount(2, { timeout: 10_000 });
+    const [first, second] = await keys.filter({ hasText: /^refund-/ }).allTextContents();
+    expect(first).toMatch(/^refund-order:ord_/); // two forms, two request ids: one key
+    expect(second).toBe(first);
+
+    // A hash of the parameters: the form stamps each submit, so a double click is two keys, two refunds.
+    await chooseKey(/Hash of the refund’s parameters/, 'paramHash');
+    const hashed = await paidOrder();
+    await openRefund(hashed.page, hashed.orderNo);
+    await doubleClick(hashed.page);
+    await expect.poll(async () => (await refundsOf(hashed.page, hashed.orderNo)).amounts).toEqual([500, 500]);
+
+    // The refund's request id: two forms, two refunds; a double click on one form, one refund.
+    await chooseKey(/The refund’s request id/, 'requestId');
+    const fixed = await paidOrder();
+    await openRefund(fixed.page, fixed.orderNo);
+    await refund(fixed.page, '5.00');
+    await newRefund(fixed.page);
+    await doubleClick(fixed.page);
+    await expect(outcome(fixed.page)).toHaveAttribute('data-answer', /^(refunded|first_result)$/);
+    expect(await refundsOf(fixed.page, fixed.orderNo)).toEqual({ amounts: [500, 500], refundedCents: 1_000 });
   });
 });

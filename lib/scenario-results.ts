@@ -7,7 +7,7 @@ import path from 'node:path';
 export type MatrixCell = {
   scenario: string;
   configuration: string;
-  counts?: 'charges' | 'receipts';
+  counts?: 'charges' | 'receipts' | 'refunds';
   expected: { charges: string; sees: string };
   actual: { charges: string; sees: string; chargeCount: number; requests?: number };
   pass: boolean;
@@ -40,6 +40,12 @@ export type Matrix = {
   duplicateAnswers?: {
     columns: Array<{ id: string; title: string }>;
     rows: Array<{ id: string; title: string }>;
+    cells: MatrixCell[];
+  };
+  /** The refund-key matrix: every defence on, one column per way of making a refund's key. */
+  refundKeys?: {
+    columns: Array<{ id: string; title: string }>;
+    rows: Array<{ id: string; title: string; channel: string; owedCents: number; why: string }>;
     cells: MatrixCell[];
   };
   from: 'latest run' | 'docs';

@@ -1,6 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { useTranslations } from 'next-intl';
+import { useLocale, useTranslations } from 'next-intl';
 import { getLocale, getTranslations } from 'next-intl/server';
 import type { ReactNode } from 'react';
 import {
@@ -8,11 +8,14 @@ import {
   DUPLICATE_ANSWERS,
   KEY_STRATEGIES,
   RECIPE_BUDGET,
+  REFUND_KEY_STRATEGIES,
   RELEASE_RULES,
   rowCommand,
   type Sees,
   SWITCHES,
 } from '@/e2e/scenarios/matrix';
+import { formatCents } from '@/lib/format';
+import type { Locale } from '@/lib/i18n/locales';
 import { exercisesOf } from '@/lib/lab/exercises';
 import { type Matrix, type MatrixCell, readLatestMatrix } from '@/lib/scenario-results';
 import styles from './scenarios.module.css';
@@ -148,13 +151,37 @@ function DetailMatrices({ matrix }: { matrix: Matrix }) {
           cells={matrix.duplicateAnswers.cells}
         />
       ) : null}
+      <RefundMatrix matrix={matrix} />
     </>
+  );
+}
+
+/** The refund-key table (the first detail's second half): a refund's identity, three ways. */
+function RefundMatrix({ matrix }: { matrix: Matrix }) {
+  const t = useTranslations('scenarios');
+  const layers = useTranslations('layers');
+  if (!matrix.refundKeys) return null;
+  const strategyTitle = (column: { id: string; title: string }): string =>
+    (REFUND_KEY_STRATEGIES as readonly string[]).includes(column.id)
+      ? layers(`refundKeyStrategies.${column.id as (typeof REFUND_KEY_STRATEGIES)[number]}.name`)
+      : column.title;
+  const because = (row: { id: string; why: string }) => {
+    const key = `refundWhy.${row.id}` as 'refundWhy.refund-double-click';
+    return t.rich('why', { why: () => (t.has(key) ? t(key) : row.why) });
+  };
+  return (
+    <DetailTable
+      part="refunds"
+      columns={matrix.refundKeys.columns.map((column) => ({ ...column, title: strategyTitle(column) }))}
+      rows={matrix.refundKeys.rows.map((row) => ({ ...row, note: because(row) }))}
+      cells={matrix.refundKeys.cells}
+    />
   );
 }
 
 /** One detail's table under its heading and introduction (scenarios.<part>Title, <part>Intro, <part>Caption). */
 function DetailTable(props: {
-  part: 'keys' | 'release' | 'answers';
+  part: 'keys' | 'release' | 'answers' | 'refunds';
   columns: Array<{ id: string; title: string }>;
   rows: Row[];
   cells: MatrixCell[];
@@ -211,6 +238,12 @@ function Legend() {
         <dd>{t('legend.learnedMeans')}</dd>
         <dt>{t('sees.gaveUp', { requests: RECIPE_BUDGET })}</dt>
         <dd>{t('legend.gaveUpMeans')}</dd>
+        <dt>{t('refunds', { count: 1 })}</dt>
+        <dd>{t('legend.refundsMeans')}</dd>
+        <dt>{t('sees.refundedAsOwed', { amount: '$…' })}</dt>
+        <dd>{t('legend.refundedAsOwedMeans')}</dd>
+        <dt>{t('sees.refundedOwed', { amount: '$…', owed: '$…' })}</dt>
+        <dd>{t('legend.refundedOwedMeans')}</dd>
         <dt>{t('legend.declared')}</dt>
         <dd>{t.rich('legend.declaredMeans', { code })}</dd>
         <dt>{t('notRun')}</dt>
@@ -290,7 +323,16 @@ function MatrixTable(props: {
 /** One cell: the charges, what the customer saw, the requests it cost (the answer matrix), and what was declared. */
 function CellView({ cell }: { cell: MatrixCell | undefined }) {
   const t = useTranslations('scenarios');
+  const locale = useLocale() as Locale;
   const seesOf = (sees: string): string => {
+    // The refund-key matrix's "got 500 cents back, as owed" (or "owed 1000 cents").
+    const refunded = sees.match(/^got (\d+) cents back, (?:as owed|owed (\d+) cents)$/);
+    if (refunded?.[1]) {
+      const amount = formatCents(Number(refunded[1]), locale);
+      return refunded[2]
+        ? t('sees.refundedOwed', { amount, owed: formatCents(Number(refunded[2]), locale) })
+        : t('sees.refundedAsOwed', { amount });
+    }
     // The release-rule matrix's "in progress, then paid": told to wait before its final answer.
     const then = sees.match(/^in progress, then (.+)$/);
     if (then?.[1]) return t('sees.refusedThen', { sees: seesOf(then[1]) });
@@ -307,10 +349,12 @@ function CellView({ cell }: { cell: MatrixCell | undefined }) {
   };
   if (!cell) return <td>{t('notRun')}</td>;
   const charges = cell.actual.chargeCount;
-  const tone = charges > 1 ? styles.more : charges === 1 ? styles.once : '';
+  // A refund cell is wrong when the customer got back other than they are owed (two refunds may be right).
+  const wrong = cell.counts === 'refunds' ? !cell.actual.sees.endsWith('as owed') : charges > 1;
+  const tone = wrong ? styles.more : charges >= 1 ? styles.once : '';
   return (
     <td className={`${tone} ${cell.pass ? '' : styles.differs}`}>
-      <strong>{t(cell.counts === 'receipts' ? 'receipts' : 'charges', { count: charges })}</strong>
+      <strong>{t(cell.counts ?? 'charges', { count: charges })}</strong>
       <span className="block small">{seesOf(cell.actual.sees)}</span>
       {cell.actual.requests === undefined ? null : (
         <span className="block small muted">{t('requests', { count: cell.actual.requests })}</span>

@@ -339,13 +339,14 @@ export function testRedis(): Redis {
  */
 export function holdCell(
   testInfo: TestInfo,
-  type: 'release-cell' | 'answer-cell',
+  type: 'release-cell' | 'answer-cell' | 'refund-cell',
   cell: { row: { id: string; title: string }; column: { id: string; title: string } },
   expected: { charges: Charges; sees: string },
   actual: { charges: Charges; sees: string; chargeCount: number; requests?: number },
 ): void {
   const { row, column } = cell;
-  const description = { scenario: row.id, configuration: column.id, counts: 'charges', expected, actual };
+  const counts = type === 'refund-cell' ? 'refunds' : 'charges';
+  const description = { scenario: row.id, configuration: column.id, counts, expected, actual };
   testInfo.annotations.push({ type, description: JSON.stringify(description) });
   expect({ charges: actual.charges, sees: actual.sees }, `${row.title} / ${column.title}`).toEqual(expected);
 }

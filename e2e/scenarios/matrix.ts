@@ -12,7 +12,9 @@ import {
   type KeyStrategy,
   type Layers,
   onlyLayers,
+  REFUND_KEY_STRATEGIES,
   RELEASE_RULES,
+  type RefundKeyStrategy,
   type ReleaseRule,
 } from '../../lib/lab/settings';
 
@@ -434,6 +436,116 @@ export function expectedAnswerCell(answer: DuplicateAnswer): { charges: Charges;
 
 /** The tag of every cell of the answer matrix. */
 export const ANSWER_TAG = '@duplicate-answer';
+
+// The refund-key matrix: the article's first detail, its second half. An order may be refunded more than once, so
+// the order number is the wrong key for a refund, and so is a hash of its parameters; only a request id the caller
+// creates once for the refund and keeps is right. Every defence is on; the columns are the lab's `keys.refunds`,
+// which makes the refund's identity at every layer. Each cell: what the bank gave back, against what the customer
+// is owed. A $42.00 paid order; the refund form stamps each submit (`submittedAt`), an API client its retries
+// (`requestedAt`), as many forms and SDKs do.
+
+export const REFUND_KEY_COLUMNS: Array<{ id: RefundKeyStrategy; title: string }> = [
+  { id: 'requestId', title: 'The refund’s request id' },
+  { id: 'orderNo', title: 'The order number' },
+  { id: 'paramHash', title: 'Hash of the parameters' },
+];
+
+export type RefundRow = {
+  id: string;
+  title: string;
+  /** How the refunds are asked for: the back office's form, the API, the refund worker's queue. */
+  channel: 'form' | 'api' | 'queue';
+  /** The amount of each refund asked for. */
+  amountCents: number;
+  /** What the customer is owed in the end. */
+  owedCents: number;
+  /** The refunds the bank makes, declared per strategy. */
+  refunds: Record<RefundKeyStrategy, number>;
+  /** Why the wrong keys fail here (or do not), in the table's words. */
+  why: string;
+};
+
+export const REFUND_ROWS: RefundRow[] = [
+  {
+    id: 'refund-double-click',
+    title: 'Double click on the refund form',
+    channel: 'form',
+    amountCents: 500,
+    owedCents: 500,
+    refunds: { requestId: 1, orderNo: 1, paramHash: 2 },
+    why: 'the second submit carries the form’s request id; its parameters carry a new stamp',
+  },
+  {
+    id: 'refund-two-operators',
+    title: 'Two operators submit the same refund at once',
+    channel: 'form',
+    amountCents: 500,
+    owedCents: 500,
+    refunds: { requestId: 1, orderNo: 1, paramHash: 2 },
+    why: 'both submit the one draft, its request id; each stamps its own submit',
+  },
+  {
+    id: 'refund-lost-response',
+    title: 'The refund’s answer is lost; the client retries, stamped anew',
+    channel: 'api',
+    amountCents: 500,
+    owedCents: 500,
+    refunds: { requestId: 1, orderNo: 1, paramHash: 2 },
+    why: 'the retry sends the same Idempotency-Key, and a new requestedAt',
+  },
+  {
+    id: 'refund-reload',
+    title: 'The refund form reloaded and submitted again',
+    channel: 'form',
+    amountCents: 500,
+    owedCents: 500,
+    refunds: { requestId: 1, orderNo: 1, paramHash: 2 },
+    why: 'the reloaded form is the same draft; the resubmit is a new stamp',
+  },
+  {
+    id: 'refund-two-partial',
+    title: 'Two legitimate partial refunds of the same amount',
+    channel: 'api',
+    amountCents: 500,
+    owedCents: 1_000,
+    refunds: { requestId: 2, orderNo: 1, paramHash: 1 },
+    why: 'two request ids, the same parameters: the order number and the hash make them one refund',
+  },
+  {
+    id: 'refund-too-much',
+    title: 'A refund of more than is left',
+    channel: 'api',
+    amountCents: 3_000,
+    owedCents: 3_000,
+    refunds: { requestId: 1, orderNo: 1, paramHash: 1 },
+    why: 'after $30.00, $20.00 more is refused: by the ledger (only $12.00 is left), or as another amount for the same key',
+  },
+  {
+    id: 'refund-queue-twice',
+    title: 'The queue delivers a refund message twice',
+    channel: 'queue',
+    amountCents: 500,
+    owedCents: 500,
+    refunds: { requestId: 1, orderNo: 1, paramHash: 1 },
+    why: 'the redelivery is the same message: its request id, and the same bytes to hash',
+  },
+];
+
+/** What the customer ended with, in the data's words (the page words it): "got 500 cents back, as owed". */
+export function refundSees(refundedCents: number, owedCents: number): string {
+  return `got ${refundedCents} cents back, ${refundedCents === owedCents ? 'as owed' : `owed ${owedCents} cents`}`;
+}
+
+/** Declared: the bank's refunds under this strategy, and what the customer got back for them. */
+export function expectedRefundCell(row: RefundRow, strategy: RefundKeyStrategy): { charges: Charges; sees: string } {
+  const count = row.refunds[strategy];
+  return { charges: chargesBucket(count), sees: refundSees(count * row.amountCents, row.owedCents) };
+}
+
+/** The tag of every cell of the refund-key matrix. */
+export const REFUND_TAG = '@refund-key';
+
+export { REFUND_KEY_STRATEGIES, type RefundKeyStrategy };
 
 // Reproducing a row: every scenario's describe carries the tag `@<id>`, so one grep selects exactly its
 // tests (its eight configurations, and its key-strategy cells where it has some). The /scenarios page, the

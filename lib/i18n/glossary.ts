@@ -74,4 +74,17 @@ export const GLOSSARY: GlossaryEntry[] = [
   { id: 'gatewayRetry', zh: '网关超时重试', en: 'Gateway retry', code: ['scripts/lib/nginx-config.ts'] },
   { id: 'failover', zh: '故障转移', en: 'Failover', code: ['scripts/lib/launcher.ts'] },
   { id: 'redelivery', zh: '消息重复投递', en: 'Queue redelivery', code: ['lib/events/receipts.ts'] },
+  { id: 'refund', zh: '退款', en: 'Refund', code: ['lib/refunds/refund.ts', 'lib/defences/refund-claim/store.ts'] },
+  {
+    id: 'requestId',
+    zh: '请求号',
+    en: 'Request id',
+    code: ['lib/refunds/requests.ts', 'lib/defences/request-key/key-strategy.ts'],
+  },
+  {
+    id: 'ledger',
+    zh: '退款账（已退 ≤ 已扣）',
+    en: 'The ledger (refunded ≤ charged)',
+    code: ['prisma/migrations/20261204181803_refunds/migration.sql'],
+  },
 ];

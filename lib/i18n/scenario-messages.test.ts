@@ -10,6 +10,7 @@ import {
   CONFIGURATIONS,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
+  REFUND_ROWS,
   RELEASE_COLUMNS,
   RELEASE_ROWS,
   SCENARIOS,
@@ -20,8 +21,14 @@ import { MESSAGES } from './messages.ts';
 const en = MESSAGES.en;
 
 describe('the scenarios’ messages', () => {
-  it('title every scenario of the four matrices as the matrix does', () => {
-    const scenarios = [...SCENARIOS, ...KEY_STRATEGY_ROWS.map((row) => row.scenario), ...RELEASE_ROWS, ...ANSWER_ROWS];
+  it('title every scenario of the five matrices as the matrix does', () => {
+    const scenarios = [
+      ...SCENARIOS,
+      ...KEY_STRATEGY_ROWS.map((row) => row.scenario),
+      ...RELEASE_ROWS,
+      ...ANSWER_ROWS,
+      ...REFUND_ROWS,
+    ];
     expect(Object.fromEntries(scenarios.map((s) => [s.id, s.title]))).toEqual(en.scenarios.titles);
   });
 
@@ -29,6 +36,10 @@ describe('the scenarios’ messages', () => {
     expect(Object.fromEntries(KEY_STRATEGY_ROWS.map((row) => [row.scenario.id, row.why]))).toEqual(
       en.scenarios.keyMisses,
     );
+  });
+
+  it('say why each refund key fails or holds as the matrix does', () => {
+    expect(Object.fromEntries(REFUND_ROWS.map((row) => [row.id, row.why]))).toEqual(en.scenarios.refundWhy);
   });
 
   it('say what each release rule does to each fault as the matrix does', () => {

@@ -12,7 +12,7 @@ import {
 } from './settings.ts';
 
 export type Exercise = {
-  /** "1" … "14"; an exercise in parts has one preset per part: "8a", "8b", "8c". */
+  /** "1" … "15"; an exercise in parts has one preset per part: "8a", "8b", "8c". */
   id: string;
   /** The guide's heading anchor (docs/workshop.md#…). */
   anchor: string;
@@ -49,6 +49,7 @@ const AUDIENCE: Record<string, Audience> = {
   '12': 'browser',
   '13': 'browser',
   '14': 'browser',
+  '15': 'browser',
 };
 
 /** The guide's section of an exercise: "8" for "8b". */
@@ -196,6 +197,14 @@ const LISTED: Array<Omit<Exercise, 'audience'>> = [
     preset: { faults: { dropResponse: true }, answers: { duplicate: 'error' } },
     scenarios: ['client-undici', 'client-got', 'client-ky', 'client-axios', 'client-fetch'],
   },
+  {
+    id: '15',
+    anchor: '15-refunds-the-order-number-is-the-wrong-key-the-first-details-second-half',
+    title: 'Refunds: the order number is the wrong key',
+    // The pending UI off: a double click on the refund form sends both submits, as a form without it does.
+    preset: { layers: { pendingUi: false }, keys: { refunds: 'orderNo' } },
+    scenarios: ['refund-two-partial', 'refund-double-click'],
+  },
 ];
 
 export const EXERCISES: Exercise[] = LISTED.map((exercise) => ({
@@ -267,6 +276,7 @@ export function describePreset(exercise: Exercise): string {
     faults.notifyFailsAfterCharge ? '_Notify a downstream system after the charge, and it fails_' : '',
     settings.claims.leaseMs !== DEFAULT_LAB_SETTINGS.claims.leaseMs ? `_Lease_ ${ms(settings.claims.leaseMs)}` : '',
     settings.keys.strategy !== 'business' ? `_Layer 2’s key_: ${settings.keys.strategy}` : '',
+    settings.keys.refunds !== 'requestId' ? `_A refund’s key_: ${settings.keys.refunds}` : '',
     settings.claims.release !== 'noMoneyMoved' ? `_Given back after a failure_: ${settings.claims.release}` : '',
     settings.answers.duplicate !== 'firstResult' ? `_What a duplicate is told_: ${settings.answers.duplicate}` : '',
   ].filter(Boolean);

@@ -21,6 +21,8 @@ import {
   expectedCell,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
+  REFUND_KEY_COLUMNS,
+  REFUND_ROWS,
   RELEASE_ROWS,
   SCENARIOS,
   SWITCHES,
@@ -141,6 +143,16 @@ const CLAIMS: Claim[] = [
     file: 'README.md',
     sentence: 'the key-strategy matrix ({n} scenarios × {n} strategies)',
     values: [KEY_STRATEGY_ROWS.length, KEY_STRATEGY_COLUMNS.length],
+  },
+  {
+    file: 'README.md',
+    sentence: 'the refund-key matrix ({n} scenarios × {n} keys',
+    values: [REFUND_ROWS.length, REFUND_KEY_COLUMNS.length],
+  },
+  {
+    file: 'docs/decisions/032-refunds.md',
+    sentence: '{n} × {n} = {n} cells',
+    values: [REFUND_ROWS.length, REFUND_KEY_COLUMNS.length, REFUND_ROWS.length * REFUND_KEY_COLUMNS.length],
   },
   { file: 'docs/workshop.md', sentence: '{n} exercises, about two hours', values: [exercises] },
   { file: 'docs/workshop.md', sentence: '(a service call has neither), {n} charges', values: [burst] },
@@ -313,11 +325,13 @@ describe('the counts README and docs state', () => {
     expect(tags(block('key-strategy-matrix')), again).toEqual(KEY_STRATEGY_ROWS.map((r) => r.scenario.id));
     expect(tags(block('release-rule-matrix')), again).toEqual(RELEASE_ROWS.map((r) => r.id));
     expect(tags(block('duplicate-answer-matrix')), again).toEqual(ANSWER_ROWS.map((r) => r.id));
+    expect(tags(block('refund-key-matrix')), again).toEqual(REFUND_ROWS.map((r) => r.id));
     expect(tags(read('docs/scenario-matrix.md')), again).toEqual([
       ...SCENARIOS.map((s) => s.id),
       ...KEY_STRATEGY_ROWS.map((r) => r.scenario.id),
       ...RELEASE_ROWS.map((r) => r.id),
       ...ANSWER_ROWS.map((r) => r.id),
+      ...REFUND_ROWS.map((r) => r.id),
     ]);
   });
 });

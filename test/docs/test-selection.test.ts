@@ -20,6 +20,9 @@ import {
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
   KEY_STRATEGY_TAG,
+  REFUND_KEY_COLUMNS,
+  REFUND_ROWS,
+  REFUND_TAG,
   RELEASE_COLUMNS,
   RELEASE_ROWS,
   RELEASE_TAG,
@@ -194,6 +197,8 @@ describe('the matrix rows', () => {
     ...RELEASE_ROWS.map((row) => ({ scenario: row, runs: RELEASE_COLUMNS.length })),
     // The answer matrix: a row per client recipe, a cell per answer.
     ...ANSWER_ROWS.map((row) => ({ scenario: row, runs: ANSWER_COLUMNS.length })),
+    // The refund-key matrix: a row per scenario of refunds, a cell per way of making a refund's key.
+    ...REFUND_ROWS.map((row) => ({ scenario: row, runs: REFUND_KEY_COLUMNS.length })),
   ];
 
   it.each(rows)('$scenario.id: its command selects exactly its row', ({ scenario, runs }) => {
@@ -247,6 +252,12 @@ describe('the matrix rows', () => {
     const tagged = tests.filter((test) => test.tags.includes(ANSWER_TAG));
     expect(tagged).toHaveLength(ANSWER_ROWS.length * ANSWER_COLUMNS.length);
     expect(tagged.every((test) => test.file === 'scenarios/answers.spec.ts')).toBe(true);
+  });
+
+  it(`${REFUND_TAG} is on exactly the refund-key matrix's cells`, () => {
+    const tagged = tests.filter((test) => test.tags.includes(REFUND_TAG));
+    expect(tagged).toHaveLength(REFUND_ROWS.length * REFUND_KEY_COLUMNS.length);
+    expect(tagged.every((test) => test.file === 'scenarios/refunds.spec.ts')).toBe(true);
   });
 
   it("every exercise's scenarios are rows, so their commands run something", () => {
