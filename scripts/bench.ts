@@ -2,7 +2,7 @@
 // generator. Every figure is reported as a ratio to references measured in the same run (an empty route:
 // Next.js's ceiling; a hand-written ideal guard with ioredis + pg), never as an absolute alone.
 // Results: bench/results.md (with the machine, the versions and the date) and bench/results.json.
-//   1. ceiling and ideal vs the guarded payment        4. cost per payment: Redis commands, DB round trips
+//   1. ceiling and ideal vs the guarded payment        4. cost per payment and per refund: Redis commands, DB round trips
 //   2. guard overhead: all layers on vs all off        5. a peer: @aws-lambda-powertools/idempotency
 //   3. duplicate storm: 1,000 requests, 100 orders        (CachePersistenceLayer) vs layer 2
 //   6. chaos storm: callers, faults, crashes and outages at once; invariants checked in SQL (lib/chaos-storm.ts)
@@ -210,7 +210,7 @@ async function measureThroughput(
       `storm: ${stormLoad.total} requests in ${stormSeconds.toFixed(1)} s, charges ${stormCharges[0]?.n} for 100 orders`,
     );
 
-    // 4. Cost per payment and per duplicate (sequential, so the counters belong to these requests only).
+    // 4. Cost per payment, per duplicate and per refund (sequential, so the counters belong to these requests only).
     const costOrders = await createOrders(db, redis, 200, null);
     const pay = (order: string, key: string) =>
       fetch(`${BASE}/api/payments`, {
@@ -221,6 +221,19 @@ async function measureThroughput(
     const payment = await costOf(redis, costOrders.length, (i) => pay(costOrders[i] as string, `c-${costOrders[i]}`));
     const replay = await costOf(redis, costOrders.length, (i) => pay(costOrders[i] as string, `c-${costOrders[i]}`));
     const otherKey = await costOf(redis, costOrders.length, (i) => pay(costOrders[i] as string, `d-${costOrders[i]}`));
+    // A refund of each order just paid: its own request id, then the same again (a retry after it finished).
+    const refund = (order: string, key: string) =>
+      fetch(`${BASE}/api/refunds`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-client-id': 'bench' },
+        body: JSON.stringify({ orderNo: order, amountCents: 500 }),
+      });
+    const refundCost = await costOf(redis, costOrders.length, (i) =>
+      refund(costOrders[i] as string, `r-${costOrders[i]}`),
+    );
+    const refundReplay = await costOf(redis, costOrders.length, (i) =>
+      refund(costOrders[i] as string, `r-${costOrders[i]}`),
+    );
     const idealCostOrders = await createOrders(db, redis, 200, null);
     const idealCost = await costOf(redis, idealCostOrders.length, (i) =>
       fetch(`${BASE}/api/bench/ideal`, {
@@ -242,7 +255,7 @@ async function measureThroughput(
       idealLabOff,
       unguarded,
       storm: { ...stormLoad, seconds: stormSeconds, charges: stormCharges[0]?.n, paid: stormPaid[0]?.n },
-      cost: { payment, replay, otherKey, ideal: idealCost },
+      cost: { payment, replay, otherKey, ideal: idealCost, refund: refundCost, refundReplay },
       peer,
     };
   } finally {

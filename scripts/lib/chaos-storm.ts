@@ -12,6 +12,9 @@
 //      the crash faults SIGKILL the app (some of them its first taker's attempt too), and so do a few kills at
 //      random moments (whatever is in flight dies: takeovers, the reconciler's sweep); it is started again (as
 //      the demo's supervisor does) under the same INSTANCE_NAME
+//   2½. once a caller is told an order is paid, for a share of the orders, its refunds are asked for in the same
+//      storm: one refund by two operators at once (one request id), a second of the same amount, and a third that
+//      with both would pass the charge; each caller retries with its request id (chaos/plan.ts, REFUND_INTENTS)
 //   4½. every payment.paid event is relayed and delivered once to the receipt consumer
 //   4. the storm over, the app's reconciler settles what is left: timed
 //   5. the invariants, in SQL on the bench database; a failing order is printed with its history
@@ -31,6 +34,8 @@ import {
   insertOrders,
   keepAppRunning,
   launchCallers,
+  type RefundCaller,
+  refundOrder,
   restartServer,
   type Storm,
   type StormEvent,
@@ -38,7 +43,7 @@ import {
   startClock,
   waitUntilSettled,
 } from './chaos/drive.ts';
-import { checkInvariants, historyOf } from './chaos/invariants.ts';
+import { checkInvariants, checkRefundInvariants, historyOf } from './chaos/invariants.ts';
 import {
   CHAOS_ORDERS,
   CONFIGURATIONS,
@@ -46,6 +51,7 @@ import {
   LAUNCH_MS,
   POSTGRES_RESTART_AT,
   planOrders,
+  planRefunds,
   REDIS_RESTART_AT,
   seededRandom,
 } from './chaos/plan.ts';
@@ -76,6 +82,8 @@ export async function runChaosStorm(options: {
   const random = seededRandom(seed);
   const plan = planOrders(random, CHAOS_ORDERS);
   const orderNos = plan.map((o) => o.orderNo);
+  // The orders to be refunded once paid: a draw of their own, so that the payments' plan is the seed's either way.
+  const toRefund = planRefunds(seededRandom(seed + 1), plan);
   log(`chaos: seed ${seed} (BENCH_CHAOS_SEED=${seed} draws the same faults), ${plan.length} orders`);
 
   // The storm's own pool: its clients die with each PostgreSQL restart, and the pool must not take the
@@ -103,10 +111,26 @@ export async function runChaosStorm(options: {
     await app.ready();
     const storm: Storm = { base: `http://127.0.0.1:${options.port}`, clock, events, log, unavailable: 0 };
     const stormStarted = clock();
-    const { callers, done } = launchCallers(plan, storm, random, (order) => {
-      const { layers } = CONFIGURATIONS[order.configuration];
-      if (order.fault !== 'none' && !layers.stateMachine && !layers.uniqueConstraint) faults.clearSoon(order.orderNo);
-    });
+    const refundCallers: RefundCaller[] = [];
+    const refunded = new Set<string>();
+    const { callers, done } = launchCallers(
+      plan,
+      storm,
+      random,
+      (order) => {
+        const { layers } = CONFIGURATIONS[order.configuration];
+        if (order.fault !== 'none' && !layers.stateMachine && !layers.uniqueConstraint) faults.clearSoon(order.orderNo);
+      },
+      // Once a caller is told the order is paid, its refunds are asked for, in the same storm.
+      async (order, own) => {
+        const paid = own.some(
+          (c) => (c.final?.status === 200 || c.final?.status === 201) && c.final.paymentStatus === 'PAID',
+        );
+        if (!paid || !toRefund.has(order.orderNo)) return;
+        refunded.add(order.orderNo);
+        await refundOrder(order.orderNo, storm, random, refundCallers);
+      },
+    );
     let randomKills = 0;
     const [redisOutage, postgresOutage] = await Promise.all([
       sleep(REDIS_RESTART_AT * LAUNCH_MS).then(() => restartServer('Redis', redis, storm)),
@@ -125,10 +149,20 @@ export async function runChaosStorm(options: {
     const settledMs = await waitUntilSettled(db, orderNos);
     await faults.stop();
     await deliverReceipts(options.databaseUrl, String(options.appEnv.REDIS_URL ?? ''), orderNos);
-    const checks = await checkInvariants(db, orderNos, callers, settledMs !== null);
+    const checks = [
+      ...(await checkInvariants(db, orderNos, callers, settledMs !== null)),
+      ...(await checkRefundInvariants(db, [...refunded], refundCallers)),
+    ];
     const failingOrders = new Set(checks.flatMap((check) => check.failing));
     const failures = await Promise.all(
-      plan.filter((o) => failingOrders.has(o.orderNo)).map((o) => historyOf(db, o, callers, faults.clearedAt)),
+      plan
+        .filter((o) => failingOrders.has(o.orderNo))
+        .map((o) => historyOf(db, o, callers, faults.clearedAt, refundCallers)),
+    );
+    const { rows: refundRows } = await db.query<{ refunds: number; cents: number }>(
+      `SELECT count(*)::int AS refunds, coalesce(sum(amount_cents), 0)::int AS cents FROM bank_refunds
+       WHERE split_part(merchant_ref, '/', 1) = ANY($1)`,
+      [[...refunded]],
     );
     const { rows: statusRows } = await db.query<{ status: string; n: number }>(
       'SELECT status, count(*)::int AS n FROM orders WHERE order_no = ANY($1) GROUP BY 1',
@@ -162,11 +196,12 @@ export async function runChaosStorm(options: {
       takenOver: new Set(takenOver.map((row) => row.order_no)),
       checks,
       failures,
+      refunds: { orders: refunded.size, callers: refundCallers, bank: refundRows[0] ?? { refunds: 0, cents: 0 } },
     });
     // The whole record (every request of every caller, the storm's events), to read a failure with.
     writeFileSync(
       path.join(options.logDir, 'chaos-storm.json'),
-      `${JSON.stringify({ seed, events, plan, callers, clearedAt: Object.fromEntries(faults.clearedAt) }, null, 2)}\n`,
+      `${JSON.stringify({ seed, events, plan, callers, refundCallers, clearedAt: Object.fromEntries(faults.clearedAt) }, null, 2)}\n`,
     );
     log(
       `chaos: ${results.requests} requests (${Object.entries(results.answers)

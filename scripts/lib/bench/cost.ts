@@ -23,15 +23,17 @@ export async function roundTrips(): Promise<number> {
   return ((await (await fetch(`${BASE}/api/bench/stats`)).json()) as { databaseRoundTrips: number }).databaseRoundTrips;
 }
 
-/** Redis commands and database round trips per request, over `count` sequential requests. */
+/** Redis commands and database round trips per request, and its mean time, over `count` sequential requests. */
 export async function costOf(
   redis: Redis,
   count: number,
   send: (i: number) => Promise<Response>,
-): Promise<{ redis: Map<string, number>; redisTotal: number; database: number }> {
+): Promise<{ redis: Map<string, number>; redisTotal: number; database: number; msEach: number }> {
   await new Promise((resolve) => setTimeout(resolve, 300)); // let fire-and-forget timeline writes land
   const [redisBefore, dbBefore] = [await commandStats(redis), await roundTrips()];
+  const started = performance.now();
   for (let i = 0; i < count; i++) await (await send(i)).arrayBuffer();
+  const msEach = (performance.now() - started) / count;
   await new Promise((resolve) => setTimeout(resolve, 300));
   const [redisAfter, dbAfter] = [await commandStats(redis), await roundTrips()];
   const perRequest = new Map([...delta(redisBefore, redisAfter)].map(([name, calls]) => [name, calls / count]));
@@ -39,5 +41,6 @@ export async function costOf(
     redis: perRequest,
     redisTotal: [...perRequest.values()].reduce((a, b) => a + b, 0),
     database: (dbAfter - dbBefore) / count,
+    msEach,
   };
 }

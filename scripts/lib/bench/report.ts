@@ -27,7 +27,7 @@ export async function versions(db: pg.Pool, redis: Redis) {
   };
 }
 
-export type Cost = { redis: Map<string, number>; redisTotal: number; database: number };
+export type Cost = { redis: Map<string, number>; redisTotal: number; database: number; msEach: number };
 export type BenchResults = {
   empty: Load;
   ideal: Load;
@@ -37,7 +37,7 @@ export type BenchResults = {
   idealLabOff: Load;
   unguarded: Load;
   storm: Load & { seconds: number; charges?: number; paid?: number };
-  cost: { payment: Cost; replay: Cost; otherKey: Cost; ideal: Cost };
+  cost: { payment: Cost; replay: Cost; otherKey: Cost; ideal: Cost; refund: Cost; refundReplay: Cost };
   peer: Awaited<ReturnType<typeof peerBenchmark>>;
   chaos: ChaosResults;
 };
@@ -45,6 +45,7 @@ export type BenchResults = {
 export function writeResults(r: BenchResults, v: Awaited<ReturnType<typeof versions>>): void {
   const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const ms = (c: Cost) => `${c.msEach.toFixed(1)} ms`;
   const fmtCost = (c: Cost) =>
     `${c.redisTotal.toFixed(1)} Redis commands (${[...c.redis].map(([n, x]) => `${n} ${x.toFixed(1)}`).join(', ')}), ${c.database.toFixed(1)} database round trips`;
   const md = `# Benchmarks
@@ -108,17 +109,20 @@ ${r.storm.total} requests in ${r.storm.seconds.toFixed(1)} s (${Math.round(r.sto
 **Charges: ${r.storm.charges}** for 100 orders (must be exactly 100); orders PAID: ${r.storm.paid}. Non-2xx answers (409 "in progress" to
 retries that arrived while the first was running): ${r.storm.non2xx}.
 
-## 4. Cost per payment
+## 4. Cost per payment, and per refund
 
-Counted, not timed: Redis \`INFO commandstats\` deltas and the app's database round trips (every statement, BEGIN and
-COMMIT included), over 200 sequential requests each.
+Counted: Redis \`INFO commandstats\` deltas and the app's database round trips (every statement, BEGIN and COMMIT
+included), over 200 sequential requests each; beside them the mean time of one of those requests, one at a time (the
+bank answers at once).
 
-| request | cost |
-|---|---|
-| a payment (all layers on) | ${fmtCost(r.cost.payment)} |
-| a replay (same key, after it finished) | ${fmtCost(r.cost.replay)} |
-| a duplicate with another key (stopped by layer 3) | ${fmtCost(r.cost.otherKey)} |
-| the ideal guard, for comparison | ${fmtCost(r.cost.ideal)} |
+| request | cost | time, one at a time |
+|---|---|---:|
+| a payment (all layers on) | ${fmtCost(r.cost.payment)} | ${ms(r.cost.payment)} |
+| a replay (same key, after it finished) | ${fmtCost(r.cost.replay)} | ${ms(r.cost.replay)} |
+| a duplicate with another key (stopped by layer 3) | ${fmtCost(r.cost.otherKey)} | ${ms(r.cost.otherKey)} |
+| the ideal guard, for comparison | ${fmtCost(r.cost.ideal)} | ${ms(r.cost.ideal)} |
+| a refund of $5.00 of a paid order (all layers on, its own request id) | ${fmtCost(r.cost.refund)} | ${ms(r.cost.refund)} |
+| a refund's replay (same request id, after it finished) | ${fmtCost(r.cost.refundReplay)} | ${ms(r.cost.refundReplay)} |
 
 Redis counts the commands a Lua script runs as well: a payment's \`get\`, \`time\` and \`set\` are the claim's (\`GET\`, then
 \`TIME\` for its fencing token and \`SET\`) and the completion's owner check (\`GET\`, then \`SET\`), inside its two
@@ -134,6 +138,12 @@ from the row before, that cost about 0.05 of the ratio to the ideal); the extra 
 settings of its own (the scenarios') reads its row instead: one database round trip more. A replay costs the
 facts and one script, and no database round trip; a duplicate with another key is stopped by the claim statement
 and then reads the order and its dedup row (the reconciler's look at the claim it met).
+
+A refund has not had the payment's tuning (decision 024): it reads its order from the row (who may refund it, that it
+is paid, its charge), records the refund as asked for before claiming it (the claim puts its amount on the ledger in
+the same statement), and the simulated bank's refund is an interactive transaction (BEGIN, its fence and what is
+left checked, its insert, COMMIT) where a charge is one statement: its round trips are counted above, against a
+payment's 3. A refund's replay reads the order's row, then answers with layer 2's stored outcome.
 
 ## 5. A peer: @aws-lambda-powertools/idempotency
 

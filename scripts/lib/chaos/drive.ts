@@ -20,6 +20,7 @@ import {
   OUTAGE_MS,
   type PlannedOrder,
   RECONNECT_MS,
+  REFUND_INTENTS,
   SETTLE_TIMEOUT_MS,
   UNCLAIMED_FAULT_MS,
 } from './plan.ts';
@@ -35,6 +36,20 @@ export type Caller = {
   attempts: Attempt[];
   /** The final answer (201/200/402), or another 4xx, which no retry can fix. */
   final?: { status: number; chargeId?: string; orderNo?: string; paymentStatus?: string; at: number };
+  gaveUp?: boolean;
+};
+
+/** A caller of one refund: its request id, made once for the refund and sent on every retry. */
+export type RefundCaller = {
+  orderNo: string;
+  clientId: string;
+  intent: string;
+  requestId: string;
+  amountCents: number;
+  startedAt: number;
+  attempts: Attempt[];
+  /** Its final answer: a refund (201/200), or a problem (its type; `leftCents` when more than is left). */
+  final?: { status: number; at: number } & Pick<Answer, 'refundId' | 'orderNo' | 'type' | 'amountCents' | 'leftCents'>;
   gaveUp?: boolean;
 };
 
@@ -266,51 +281,54 @@ export function classify(error: unknown): { error: 'timeout' | 'dropped'; detail
   return { error: 'dropped', detail: err.cause?.code ?? err.cause?.message ?? err.message };
 }
 
+/** What a caller sends on every try: the same request, with the same key. */
+type Exchange = { path: string; body: unknown; key: string; clientId: string };
+
 /**
- * A well-behaved client: one key for the whole payment; on 409 and 503 (and any other 5xx) it waits as
+ * A well-behaved client: one key for the whole intent; on 409 and 503 (and any other 5xx) it waits as
  * Retry-After says, on a dropped or refused connection or its own timeout it backs off (RECONNECT_MS), then
- * sends the same request again. The jitter (Math.random: timing only, not the plan) keeps the callers from
- * retrying in lockstep.
+ * sends the same request again, until a final answer (any other status: a 2xx, 402, another 4xx, which no retry
+ * can fix), returned with its body; undefined once it gave up at its deadline. The jitter (Math.random: timing
+ * only, not the plan) keeps the callers from retrying in lockstep.
  */
-export async function payUntilAnswered(caller: Caller, storm: Storm): Promise<void> {
+async function untilAnswered(
+  caller: Pick<Caller, 'startedAt' | 'attempts' | 'gaveUp'>,
+  storm: Storm,
+  exchange: Exchange,
+): Promise<{ status: number; answer: Answer } | undefined> {
   const { base, clock } = storm;
   const deadline = caller.startedAt + CALLER_DEADLINE_MS;
   let reconnectMs = RECONNECT_MS.first;
-  const body = JSON.stringify({ orderNo: caller.orderNo, amountCents: AMOUNT_CENTS });
+  const body = JSON.stringify(exchange.body);
   for (;;) {
     const at = clock();
     if (at > deadline) {
       caller.gaveUp = true;
-      return;
+      return undefined;
     }
     const started = performance.now();
     let waitMs: number;
     try {
-      const response = await fetch(`${base}/api/payments`, {
+      const response = await fetch(`${base}${exchange.path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': caller.key, 'x-client-id': caller.clientId },
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': exchange.key,
+          'x-client-id': exchange.clientId,
+        },
         body,
         signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
       });
-      const text = await response.text();
       const { status } = response;
-      const answer = parseJson(text);
+      const answer = parseJson(await response.text());
+      const names = answer.chargeId ?? answer.refundId ?? answer.title;
       caller.attempts.push({
         at,
         ms: Math.round(performance.now() - started),
         status,
-        detail: [response.headers.get('x-answered-by'), answer.chargeId ?? answer.title].filter(Boolean).join(' '),
+        detail: [response.headers.get('x-answered-by'), names].filter(Boolean).join(' '),
       });
-      if (status === 200 || status === 201 || status === 402 || (status >= 400 && status < 500 && status !== 409)) {
-        caller.final = {
-          status,
-          chargeId: answer.chargeId,
-          orderNo: answer.orderNo,
-          paymentStatus: answer.status,
-          at: clock(),
-        };
-        return;
-      }
+      if (status !== 409 && status < 500) return { status, answer };
       // 409 "in progress" and 503 "a service is down" say when to come back; any other 5xx is retried too.
       if (status === 503) storm.unavailable++;
       waitMs = 1_000 * Number(response.headers.get('retry-after') ?? 1);
@@ -324,14 +342,96 @@ export async function payUntilAnswered(caller: Caller, storm: Storm): Promise<vo
   }
 }
 
-export function parseJson(text: string): { chargeId?: string; orderNo?: string; status?: string; title?: string } {
+/** A payment's caller, until it is answered for good (or gives up). */
+export async function payUntilAnswered(caller: Caller, storm: Storm): Promise<void> {
+  const { orderNo, key, clientId } = caller;
+  const body = { orderNo, amountCents: AMOUNT_CENTS };
+  const answered = await untilAnswered(caller, storm, { path: '/api/payments', body, key, clientId });
+  if (!answered) return;
+  const { status, answer } = answered;
+  caller.final = {
+    status,
+    chargeId: answer.chargeId,
+    orderNo: answer.orderNo,
+    paymentStatus: answer.status,
+    at: storm.clock(),
+  };
+}
+
+/** A refund's caller: its request id is its Idempotency-Key, the same on every retry. */
+export async function refundUntilAnswered(caller: RefundCaller, storm: Storm): Promise<void> {
+  const { orderNo, requestId: key, clientId, amountCents } = caller;
+  const answered = await untilAnswered(caller, storm, {
+    path: '/api/refunds',
+    body: { orderNo, amountCents },
+    key,
+    clientId,
+  });
+  if (!answered) return;
+  const { status, answer } = answered;
+  const { refundId, type, amountCents: refunded, leftCents } = answer;
+  caller.final = {
+    status,
+    refundId,
+    orderNo: answer.orderNo,
+    type,
+    amountCents: refunded,
+    leftCents,
+    at: storm.clock(),
+  };
+}
+
+type Answer = {
+  chargeId?: string;
+  refundId?: string;
+  orderNo?: string;
+  status?: string;
+  title?: string;
+  type?: string;
+  amountCents?: number;
+  leftCents?: number;
+};
+
+export function parseJson(text: string): Answer {
   try {
     const value = JSON.parse(text) as Record<string, unknown>;
     const str = (key: string) => (typeof value[key] === 'string' ? (value[key] as string) : undefined);
-    return { chargeId: str('chargeId'), orderNo: str('orderNo'), status: str('status'), title: str('title') };
+    const num = (key: string) => (typeof value[key] === 'number' ? (value[key] as number) : undefined);
+    return {
+      chargeId: str('chargeId'),
+      refundId: str('refundId'),
+      orderNo: str('orderNo'),
+      status: str('status'),
+      title: str('title'),
+      type: str('type'),
+      amountCents: num('amountCents'),
+      leftCents: num('leftCents'),
+    };
   } catch {
     return {};
   }
+}
+
+/** The callers of an order's refunds (REFUND_INTENTS), all at once, each until it is answered for good. */
+export async function refundOrder(orderNo: string, storm: Storm, random: () => number, callers: RefundCaller[]) {
+  await Promise.all(
+    REFUND_INTENTS.flatMap((intent) =>
+      intent.callers.map(async (clientId) => {
+        await sleep(between(random, 0, 100));
+        const caller: RefundCaller = {
+          orderNo,
+          clientId,
+          intent: intent.id,
+          requestId: `rq-${intent.id}-${orderNo}`,
+          amountCents: intent.amountCents,
+          startedAt: storm.clock(),
+          attempts: [],
+        };
+        callers.push(caller);
+        await refundUntilAnswered(caller, storm);
+      }),
+    ),
+  );
 }
 
 /** Starts the callers of every order, the orders spread evenly over the launch window. */
@@ -340,11 +440,14 @@ export function launchCallers(
   storm: Storm,
   random: () => number,
   sent: (order: PlannedOrder) => void,
+  /** Once the order's callers are answered (or gave up): its refunds, say. */
+  then: (order: PlannedOrder, callers: Caller[]) => Promise<void> = async () => {},
 ) {
   const callers: Caller[] = [];
   const running = plan.map(async (order, i) => {
     await sleep((i * LAUNCH_MS) / plan.length);
     sent(order);
+    const own: Caller[] = [];
     await Promise.all(
       CALLERS.map(async (clientId) => {
         await sleep(between(random, 0, 100)); // "at once", as two clicks or two services are
@@ -356,14 +459,19 @@ export function launchCallers(
           attempts: [],
         };
         callers.push(caller);
+        own.push(caller);
         await payUntilAnswered(caller, storm);
       }),
     );
+    await then(order, own);
   });
   return { callers, done: Promise.all(running) };
 }
 
-/** Until no order of the storm holds a claim, no dedup row lacks an outcome and no charge is still to land. */
+/**
+ * Until no order of the storm holds a claim, no dedup row lacks an outcome, no charge is still to land and no refund
+ * is under way or in doubt.
+ */
 export async function waitUntilSettled(db: pg.Pool, orderNos: string[]): Promise<number | null> {
   const started = performance.now();
   while (performance.now() - started < SETTLE_TIMEOUT_MS) {
@@ -371,7 +479,8 @@ export async function waitUntilSettled(db: pg.Pool, orderNos: string[]): Promise
       .query<{ n: number }>(
         `SELECT (SELECT count(*) FROM orders WHERE order_no = ANY($1) AND status IN ('PROCESSING', 'UNKNOWN'))
               + (SELECT count(*) FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no = ANY($1) AND outcome IS NULL)
-              + (SELECT count(*) FROM bank_charges WHERE merchant_ref = ANY($1) AND created_at > now()) AS n`,
+              + (SELECT count(*) FROM bank_charges WHERE merchant_ref = ANY($1) AND created_at > now())
+              + (SELECT count(*) FROM refunds WHERE order_no = ANY($1) AND status IN ('PROCESSING', 'UNKNOWN')) AS n`,
         [orderNos],
       )
       .then(

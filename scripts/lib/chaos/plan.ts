@@ -98,6 +98,25 @@ export const FAULT_NAMES: Record<FaultKind, string> = {
   crashTaker: 'the app is killed holding its claims before the charge, and again when its first taker is about to pay',
 };
 
+/**
+ * The refunds the storm asks for on an order once it is PAID (the orders drawn for them: REFUND_SHARE, from a draw of
+ * its own, so that a seed's payments are the same with or without them): one refund that two operators send at once
+ * with its one request id, a second legitimate refund of the same amount, and a third that with both would pass the
+ * charge ($5 + $5 + $35 > $42): whichever comes last of them, the ledger refuses. Each caller retries with its
+ * request id as the payments' callers do; the refunds meet the same outages and kills, with no fault of their own.
+ */
+export const REFUND_INTENTS = [
+  { id: 'a', amountCents: 500, callers: ['chaos-ops-1', 'chaos-ops-2'] },
+  { id: 'b', amountCents: 500, callers: ['chaos-ops-3'] },
+  { id: 'c', amountCents: 3_500, callers: ['chaos-ops-4'] },
+] as const;
+export const REFUND_SHARE = Number(process.env.BENCH_CHAOS_REFUND_SHARE ?? 0.5);
+
+/** The orders whose refunds the storm asks for once paid: a share of the plan, from the refunds' own draw. */
+export function planRefunds(random: () => number, plan: PlannedOrder[]): Set<string> {
+  return new Set(plan.filter(() => random() < REFUND_SHARE).map((order) => order.orderNo));
+}
+
 export type PlannedOrder = {
   orderNo: string;
   fault: FaultKind;

@@ -1,8 +1,9 @@
 // The chaos storm's report: what the run came to, as numbers (bench/results.json) and as section 6 of
 // bench/results.md.
-import type { Caller, Outage, StormEvent } from './drive.ts';
+import type { Caller, Outage, RefundCaller, StormEvent } from './drive.ts';
 import type { InvariantCheck, OrderHistory } from './invariants.ts';
 import {
+  AMOUNT_CENTS,
   CALLER_DEADLINE_MS,
   CALLERS,
   CLIENT_TIMEOUT_MS,
@@ -13,6 +14,7 @@ import {
   LAUNCH_MS,
   LEASE_MS,
   type PlannedOrder,
+  REFUND_INTENTS,
   SETTLE_TIMEOUT_MS,
 } from './plan.ts';
 
@@ -50,6 +52,21 @@ export type ChaosResults = {
   statuses: Record<string, number>;
   checks: InvariantCheck[];
   failures: OrderHistory[];
+  /** The refunds asked for in the storm, once their orders were paid. */
+  refunds: {
+    orders: number;
+    callers: number;
+    requests: number;
+    answers: Record<string, number>;
+    /** Callers told a refund; told "more than is left"; that gave up at the deadline. */
+    told: number;
+    refused: number;
+    gaveUp: number;
+    secondsToAnswer: { p50: number; p99: number; max: number };
+    /** What the bank refunded for them, in refunds and in cents. */
+    bankRefunds: number;
+    bankCents: number;
+  };
 };
 
 export function percentile(values: number[], p: number): number {
@@ -58,7 +75,7 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
-export function tally(callers: Caller[]): Record<string, number> {
+export function tally(callers: Array<Pick<Caller, 'attempts'>>): Record<string, number> {
   const answers: Record<string, number> = {};
   for (const attempt of callers.flatMap((c) => c.attempts)) {
     const name = attempt.status === undefined ? (attempt.error ?? 'error') : String(attempt.status);
@@ -84,6 +101,7 @@ export function summarize(run: {
   takenOver: Set<string>;
   checks: InvariantCheck[];
   failures: OrderHistory[];
+  refunds: { orders: number; callers: RefundCaller[]; bank: { refunds: number; cents: number } };
 }): ChaosResults {
   const faults = Object.fromEntries(
     FAULT_KINDS.map((kind) => [kind, { planned: 0, injected: 0, takenOver: 0 }]),
@@ -96,6 +114,8 @@ export function summarize(run: {
   }
   const answered = run.callers.filter((c) => c.final);
   const seconds = answered.map((c) => ((c.final?.at ?? 0) - c.startedAt) / 1000);
+  const refundCallers = run.refunds.callers;
+  const refundSeconds = refundCallers.flatMap((c) => (c.final ? [(c.final.at - c.startedAt) / 1000] : []));
   const doubleCharges = run.checks[0]?.failing.length ?? 0;
   const configurations = Object.fromEntries(
     CONFIGURATION_NAMES.map((name) => [name, { orders: 0, charges: 0, doubleCharges: 0 }]),
@@ -131,17 +151,35 @@ export function summarize(run: {
     callersAnswered: answered.filter((c) => [200, 201, 402].includes(c.final?.status ?? 0)).length,
     callersGaveUp: run.callers.filter((c) => c.gaveUp).length,
     callersRefused: answered.filter((c) => ![200, 201, 402].includes(c.final?.status ?? 0)).length,
-    secondsToAnswer: {
-      p50: Math.round(percentile(seconds, 50) * 10) / 10,
-      p99: Math.round(percentile(seconds, 99) * 10) / 10,
-      max: Math.round(Math.max(0, ...seconds) * 10) / 10,
-    },
+    secondsToAnswer: spread(seconds),
     stormSeconds: Math.round(run.stormMs / 100) / 10,
     settledAfterSeconds: run.settledMs === null ? null : Math.round(run.settledMs / 100) / 10,
     doubleCharges,
     statuses: run.statuses,
     checks: run.checks,
     failures: run.failures,
+    refunds: {
+      orders: run.refunds.orders,
+      callers: refundCallers.length,
+      requests: refundCallers.reduce((n, c) => n + c.attempts.length, 0),
+      answers: tally(refundCallers),
+      told: refundCallers.filter((c) => c.final?.status === 200 || c.final?.status === 201).length,
+      refused: refundCallers.filter((c) => c.final?.type === '/problems/refund-exceeds-charge').length,
+      gaveUp: refundCallers.filter((c) => c.gaveUp).length,
+      secondsToAnswer: spread(refundSeconds),
+      bankRefunds: run.refunds.bank.refunds,
+      bankCents: run.refunds.bank.cents,
+    },
+  };
+}
+
+/** p50, p99 and the longest, in seconds to a tenth. */
+function spread(seconds: number[]): { p50: number; p99: number; max: number } {
+  const tenth = (value: number) => Math.round(value * 10) / 10;
+  return {
+    p50: tenth(percentile(seconds, 50)),
+    p99: tenth(percentile(seconds, 99)),
+    max: tenth(Math.max(0, ...seconds)),
   };
 }
 
@@ -158,6 +196,13 @@ export function describeFailures(results: ChaosResults): string {
       `  dedup row: ${JSON.stringify(history.dedupRow ?? null)}`,
       `  charges: ${JSON.stringify(history.charges)}`,
       `  payment.paid outbox events: ${history.outboxEvents}`,
+      ...(history.refunds
+        ? [
+            `  ledger: ${JSON.stringify(history.refunds.ledger)}`,
+            `  refunds: ${JSON.stringify(history.refunds.rows)}`,
+            `  bank refunds: ${JSON.stringify(history.refunds.bank)}`,
+          ]
+        : []),
       ...history.callers.flatMap((c) => [`  ${c.clientId} (key ${c.key}):`, ...c.attempts.map((a) => `    ${a}`)]),
     );
   }
@@ -234,7 +279,23 @@ after it ${
 
 **Double charges: ${r.doubleCharges}** (orders with more than one charge; must be 0). Orders: ${statuses}.
 
+Refunds, in the same storm: once a caller was told its order was paid, ${r.refunds.orders} of the orders (drawn from the seed) were refunded
+by ${REFUND_INTENTS.reduce((n, intent) => n + intent.callers.length, 0)} callers at once: ${REFUND_INTENTS.map((intent) => `${intent.callers.length === 1 ? 'one' : `${intent.callers.length} operators with one request id`} for ${dollars(intent.amountCents)}`).join(', ')}
+(the last with the first two more than the $${(AMOUNT_CENTS / 100).toFixed(2)} charge, so the ledger must refuse one of the three), each retrying with its
+request id as the payments' callers do, through the same outages and kills (no fault of their own: the race explorer's
+schedules put the bank's refund faults between every step). ${r.refunds.requests} HTTP requests (${Object.entries(
+    r.refunds.answers,
+  )
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, n]) => `${name}: ${n}`)
+    .join(
+      ', ',
+    )}); of ${r.refunds.callers} callers, ${r.refunds.told} were told a refund, ${r.refunds.refused} "more than is left", ${r.refunds.gaveUp} gave up
+(time to a final answer p50 ${r.refunds.secondsToAnswer.p50} s, p99 ${r.refunds.secondsToAnswer.p99} s). The bank made **${r.refunds.bankRefunds} refunds**, ${dollars(r.refunds.bankCents)} in all.
+
 Invariants, checked in SQL on the bench database once settled:
 ${checks}
 `;
 }
+
+const dollars = (cents: number) => `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`;
