@@ -26,6 +26,9 @@ export default defineConfig({
             'conformance/**/*.test.ts',
           ],
           exclude: ['**/*.int.test.ts'],
+          // Unit tests compute and never wait; some compute a lot (every source file parsed, the OpenAPI document
+          // validated), and Vitest's 5 s failed them on a machine running two suites side by side.
+          testTimeout: 30_000,
         },
       },
       {

@@ -18,13 +18,15 @@ test('npm run conformance against the demo: every case passes; exit 0, its JSON 
   const dir = await mkdtemp(path.join(tmpdir(), 'conformance-'));
   const [json, junit] = [path.join(dir, 'report.json'), path.join(dir, 'report.xml')];
   const args = ['--import', 'tsx', 'conformance/run.ts', '--target', String(baseURL), '--json', json, '--junit', junit];
-  const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-    execFile(process.execPath, args, { timeout: 100_000 }, (error, out) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout: out }),
-    );
-  });
-  expect(code, stdout).toBe(0);
-  expect(stdout).toContain(`${CASES.length} passed, 0 failed, 0 skipped`);
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+    (resolve) => {
+      execFile(process.execPath, args, { timeout: 100_000 }, (error, out, err) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout: out, stderr: err }),
+      );
+    },
+  );
+  expect(code, `${stdout}\n${stderr}`).toBe(0);
+  expect(stdout, stderr).toContain(`${CASES.length} passed, 0 failed, 0 skipped`);
   const report = JSON.parse(await readFile(json, 'utf8')) as { cases: Array<{ name: string; status: string }> };
   expect(report.cases.map((c) => [c.name, c.status])).toEqual(CASES.map((c) => [c.name, 'pass']));
   const xml = await readFile(junit, 'utf8');

@@ -10,20 +10,15 @@ import { DuplicateRecordError, insertDedupRecord } from '../defences/unique-key.
 import { policySource } from '../payments/policy.ts';
 import { getRedis } from '../redis.ts';
 import { ATTR, decide, hashCaller, reason, type Span, startSpan } from '../telemetry/spans.ts';
+import { ensureGroup, readDeliveries } from './consumer-group.ts';
 import { EVENTS_STREAM } from './relay.ts';
 
 export const RECEIPTS_GROUP = 'send-receipt';
 /** A message pending this long belongs to a consumer presumed dead: another one takes it over. */
 export const RECLAIM_IDLE_MS = 2_000;
 
-type Entry = [id: string, fields: string[]];
-
 export async function ensureReceiptsGroup(): Promise<void> {
-  try {
-    await getRedis().xgroup('CREATE', EVENTS_STREAM, RECEIPTS_GROUP, '0', 'MKSTREAM');
-  } catch (error) {
-    if (!(error instanceof Error && error.message.includes('BUSYGROUP'))) throw error;
-  }
+  await ensureGroup(getRedis(), EVENTS_STREAM, RECEIPTS_GROUP);
 }
 
 export type ReceiptResult = 'sent' | 'duplicate' | 'skipped';
@@ -61,12 +56,6 @@ export async function sendReceipt(
   }
 }
 
-function toFields(list: string[]): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (let i = 0; i + 1 < list.length; i += 2) fields[list[i] as string] = list[i + 1] as string;
-  return fields;
-}
-
 /** Sends one delivery's receipt, and records what came of it on the delivery's span. */
 async function deliverReceipt(
   fields: Record<string, string>,
@@ -91,34 +80,14 @@ export async function consumeReceipts(
   options: { blockMs?: number; beforeAck?: (orderNo: string, result: ReceiptResult) => Promise<void> } = {},
 ): Promise<number> {
   const redis = getRedis();
-  const [, reclaimed] = (await redis.xautoclaim(
-    EVENTS_STREAM,
-    RECEIPTS_GROUP,
+  const deliveries = await readDeliveries(redis, {
+    stream: EVENTS_STREAM,
+    group: RECEIPTS_GROUP,
     consumer,
-    RECLAIM_IDLE_MS,
-    '0-0',
-    'COUNT',
-    20,
-  )) as [string, Entry[]];
-  const fresh = (await redis.xreadgroup(
-    'GROUP',
-    RECEIPTS_GROUP,
-    consumer,
-    'COUNT',
-    20,
-    'BLOCK',
-    options.blockMs ?? 1_000,
-    'STREAMS',
-    EVENTS_STREAM,
-    '>',
-  )) as Array<[string, Entry[]]> | null;
-  const deliveries = [
-    ...reclaimed.filter(Boolean).map((entry) => ({ entry, redelivered: true })),
-    ...(fresh?.[0]?.[1] ?? []).map((entry) => ({ entry, redelivered: false })),
-  ];
-  for (const { entry, redelivered } of deliveries) {
-    const [id, list] = entry;
-    const fields = toFields(list);
+    reclaimIdleMs: RECLAIM_IDLE_MS,
+    blockMs: options.blockMs ?? 1_000,
+  });
+  for (const { id, fields, redelivered } of deliveries) {
     // One lane per message (its stream id), one step per delivery of it.
     const span = startSpan('receipt', {
       attributes: {

@@ -5,6 +5,7 @@ import 'server-only';
 // takes it over (XAUTOCLAIM) and it is delivered again: at-least-once. The redelivery carries the same request id,
 // so the refund's defences answer it with the first outcome: no second refund.
 import { z } from 'zod';
+import { ensureGroup, readDeliveries } from '../events/consumer-group.ts';
 import { getRedis } from '../redis.ts';
 import type { CallerScope } from '../session.ts';
 import { defaultRefundOptions, type RefundResult, refund } from './refund.ts';
@@ -43,19 +44,7 @@ export async function enqueueRefund(message: RefundMessage): Promise<string> {
 }
 
 export async function ensureRefundsGroup(): Promise<void> {
-  try {
-    await getRedis().xgroup('CREATE', REFUNDS_STREAM, REFUNDS_GROUP, '0', 'MKSTREAM');
-  } catch (error) {
-    if (!(error instanceof Error && error.message.includes('BUSYGROUP'))) throw error;
-  }
-}
-
-type Entry = [id: string, fields: string[]];
-
-function toFields(list: string[]): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (let i = 0; i + 1 < list.length; i += 2) fields[list[i] as string] = list[i + 1] as string;
-  return fields;
+  await ensureGroup(getRedis(), REFUNDS_STREAM, REFUNDS_GROUP);
 }
 
 /** One delivery of a message, and what the pipeline answered it (a malformed message is acknowledged and dropped). */
@@ -80,35 +69,16 @@ export async function consumeRefunds(
   } = {},
 ): Promise<RefundDelivery[]> {
   const redis = options.redis ?? getRedis();
-  const [, reclaimed] = (await redis.xautoclaim(
-    REFUNDS_STREAM,
-    REFUNDS_GROUP,
+  const deliveries = await readDeliveries(redis, {
+    stream: REFUNDS_STREAM,
+    group: REFUNDS_GROUP,
     consumer,
-    options.reclaimIdleMs ?? REFUND_RECLAIM_IDLE_MS,
-    '0-0',
-    'COUNT',
-    20,
-  )) as [string, Entry[]];
-  const fresh = (await redis.xreadgroup(
-    'GROUP',
-    REFUNDS_GROUP,
-    consumer,
-    'COUNT',
-    20,
-    'BLOCK',
-    options.blockMs ?? 1_000,
-    'STREAMS',
-    REFUNDS_STREAM,
-    '>',
-  )) as Array<[string, Entry[]]> | null;
-  const deliveries = [
-    ...reclaimed.filter(Boolean).map((entry) => ({ entry, redelivered: true })),
-    ...(fresh?.[0]?.[1] ?? []).map((entry) => ({ entry, redelivered: false })),
-  ];
+    reclaimIdleMs: options.reclaimIdleMs ?? REFUND_RECLAIM_IDLE_MS,
+    blockMs: options.blockMs ?? 1_000,
+  });
   const done: RefundDelivery[] = [];
-  for (const { entry, redelivered } of deliveries) {
-    const [id, list] = entry;
-    const delivery: RefundDelivery = { id, redelivered, result: await deliver(id, toFields(list)) };
+  for (const { id, fields, redelivered } of deliveries) {
+    const delivery: RefundDelivery = { id, redelivered, result: await deliver(id, fields) };
     await options.beforeAck?.(delivery);
     await redis.xack(REFUNDS_STREAM, REFUNDS_GROUP, id);
     done.push(delivery);

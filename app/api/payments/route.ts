@@ -6,10 +6,10 @@ import { keyProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
 import { otherMethods } from '@/lib/http/methods';
 import { paymentResponse } from '@/lib/http/payment-response';
 import { preferredWaitSeconds, waitApplied } from '@/lib/http/prefer';
-import { problem, say, withProblems } from '@/lib/http/problem';
+import { problem, say } from '@/lib/http/problem';
 import { limitRate } from '@/lib/http/rate-limit';
 import { refuseCrossSite } from '@/lib/http/same-origin';
-import { newRequestId } from '@/lib/instance';
+import { serviceRoute } from '@/lib/http/service-route';
 import { payWaitingForFirst } from '@/lib/payments/wait-for-first';
 
 /**
@@ -18,17 +18,7 @@ import { payWaitingForFirst } from '@/lib/payments/wait-for-first';
  * response carries X-Request-Id (the request's lane on the lab's timeline), and every answer X-Answered-By:
  * the defence or the bank that gave it, or `request` when the request itself was refused (400/404/413/422).
  */
-export async function POST(request: NextRequest): Promise<Response> {
-  const requestId = newRequestId();
-  const response = await handle(request, requestId);
-  response.headers.set('x-request-id', requestId);
-  if (response.status >= 400 && response.status < 500 && !response.headers.has('x-answered-by')) {
-    response.headers.set('x-answered-by', 'request');
-  }
-  return response;
-}
-
-const handle = withProblems(async (request: NextRequest, requestId: string): Promise<Response> => {
+export const POST = serviceRoute(async (request: NextRequest, requestId: string): Promise<Response> => {
   const crossSite = refuseCrossSite(request);
   if (crossSite) return crossSite;
   // 1. The key: required, and well-formed (the IETF draft: 400 when missing or malformed).

@@ -4,11 +4,10 @@ import { readJsonBody } from '@/lib/http/body';
 import { callerOf } from '@/lib/http/caller';
 import { keyProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
 import { otherMethods } from '@/lib/http/methods';
-import { withProblems } from '@/lib/http/problem';
 import { limitRate } from '@/lib/http/rate-limit';
 import { refundResponse } from '@/lib/http/refund-response';
 import { refuseCrossSite } from '@/lib/http/same-origin';
-import { newRequestId } from '@/lib/instance';
+import { serviceRoute } from '@/lib/http/service-route';
 import { refund } from '@/lib/refunds/refund';
 
 /**
@@ -16,17 +15,7 @@ import { refund } from '@/lib/refunds/refund';
  * creates it once for this refund, keeps it with the refund in its own transaction before sending, and sends it on
  * every retry; a second refund is a new id. The ledger refuses refunds past the charge, saying how much is left.
  */
-export async function POST(request: NextRequest): Promise<Response> {
-  const requestId = newRequestId();
-  const response = await handle(request, requestId);
-  response.headers.set('x-request-id', requestId);
-  if (response.status >= 400 && response.status < 500 && !response.headers.has('x-answered-by')) {
-    response.headers.set('x-answered-by', 'request');
-  }
-  return response;
-}
-
-const handle = withProblems(async (request: NextRequest, laneId: string): Promise<Response> => {
+export const POST = serviceRoute(async (request: NextRequest, laneId: string): Promise<Response> => {
   const crossSite = refuseCrossSite(request);
   if (crossSite) return crossSite;
   // 1. The key, the refund's request id: required, and well-formed.
