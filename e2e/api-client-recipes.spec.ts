@@ -1,6 +1,6 @@
-// The retrying-client recipes of docs/clients.md, each against the running app: a bank that answers 2.5 s
-// after charging and a client that gives up on an attempt after 1 s, so the first attempt is charged and
-// times out. The recipe must retry with the same key, wait through the 409s, and end with that charge. And a
+// The retrying-client recipes of docs/clients.md, each against the running app: a bank that answers 4 s
+// after charging and a client that gives up on an attempt after 2.5 s (SLOW_BANK), so the first attempt is
+// charged and times out. The recipe must retry with the same key, wait through the 409s, and end with that charge. And a
 // retry that prefers to wait (Prefer: wait=N) needs no 409 handling at all: got with its defaults ends with it.
 import got from 'got';
 import { pay as axiosPay } from './clients/axios';
@@ -8,7 +8,7 @@ import { pay as fetchPay } from './clients/fetch';
 import { pay as gotPay } from './clients/got';
 import { pay as kyPay } from './clients/ky';
 import { pay as undiciPay } from './clients/undici';
-import { ALL_ON, chargeCount, createOrder, expect, test } from './fixtures';
+import { ALL_ON, chargeCount, createOrder, expect, SLOW_BANK, test } from './fixtures';
 
 const recipes = { undici: undiciPay, got: gotPay, ky: kyPay, axios: axiosPay, fetch: fetchPay };
 
@@ -18,11 +18,18 @@ for (const [name, pay] of Object.entries(recipes)) {
       request,
       baseURL,
     }) => {
-      const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLatencyMs: 2_500 } });
+      const orderNo = await createOrder(request, {
+        layers: ALL_ON,
+        faults: { bankLatencyMs: SLOW_BANK.bankLatencyMs },
+      });
       const result = await pay(
         baseURL ?? '',
         { orderNo, amountCents: 4_200 },
-        { idempotencyKey: `recipe-${name}-${orderNo}`, clientId: `recipe-${name}`, timeoutMs: 1_000 },
+        {
+          idempotencyKey: `recipe-${name}-${orderNo}`,
+          clientId: `recipe-${name}`,
+          timeoutMs: SLOW_BANK.clientTimeoutMs,
+        },
       );
       expect(result.status, JSON.stringify(result.body)).toBe(201);
       expect(result.attempts).toBeGreaterThan(1);
@@ -43,7 +50,11 @@ for (const [name, pay] of Object.entries(recipes)) {
       const result = await pay(
         baseURL ?? '',
         { orderNo: 'ord_0000000000000000', amountCents: 4_200 },
-        { idempotencyKey: `recipe-${name}-unknown-${Date.now()}`, clientId: `recipe-${name}`, timeoutMs: 1_000 },
+        {
+          idempotencyKey: `recipe-${name}-unknown-${Date.now()}`,
+          clientId: `recipe-${name}`,
+          timeoutMs: SLOW_BANK.clientTimeoutMs,
+        },
       );
       expect(result.status).toBe(404);
       expect(result.attempts).toBe(1);
@@ -57,7 +68,9 @@ test.describe('Prefer: wait', () => {
     baseURL,
   }) => {
     for (const prefer of [undefined, 'wait=10'] as const) {
-      const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLatencyMs: 2_500 } });
+      // 6 s at the bank: the retry must land while the first attempt runs, even when a busy machine is slow to
+      // send it (with 2.5 s, the first was sometimes done first, and its replay is not a wait).
+      const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLatencyMs: 6_000 } });
       const headers = { 'idempotency-key': `defaults-${orderNo}`, 'x-client-id': `defaults-${orderNo}` };
       const payment = { orderNo, amountCents: 4_200 };
       // The first attempt's answer is lost half a second in: the caller cannot know whether it paid.

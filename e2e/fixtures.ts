@@ -12,6 +12,15 @@ export { ALL_LAYERS_OFF as ALL_OFF, ALL_LAYERS_ON as ALL_ON } from '../lib/lab/s
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 });
 
 /** Creates an order through the public API, with its own lab settings. */
+/**
+ * A charged attempt that times out on its client (the retrying-client recipes and the answer matrix): the bank
+ * answers 4 s after charging, the client gives up on an attempt after 2.5 s. The first attempt always times
+ * out (its answer cannot come before the bank's), and a retry has 2.5 s to be answered even on a busy machine
+ * (with 1 s, a 409 that took longer under a loaded CI ended a recipe in a timeout); the first attempt is done
+ * by the recipes' third or fourth request, two more before their budget of six is spent.
+ */
+export const SLOW_BANK = { bankLatencyMs: 4_000, clientTimeoutMs: 2_500 } as const;
+
 export async function createOrder(
   request: APIRequestContext,
   lab: {

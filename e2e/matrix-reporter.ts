@@ -332,7 +332,7 @@ function markdown(
     '',
     '## What a duplicate is told: the first result, or an error',
     '',
-    'The article’s second detail. Every defence is on; the columns are the lab’s `answers.duplicate`. The bank answers 2.5 s after charging; each of the five client recipes of docs/clients.md gives up on an attempt after 1 s and retries with its key (five retries at most). Told the first result, the client ends with its charge; told an error, it cannot tell it from “in progress” and spends its whole budget without learning it was charged.',
+    'The article’s second detail. Every defence is on; the columns are the lab’s `answers.duplicate`. The bank answers 4 s after charging; each of the five client recipes of docs/clients.md gives up on an attempt after 2.5 s and retries with its key (five retries at most). Told the first result, the client ends with its charge; told an error, it cannot tell it from “in progress” and spends its whole budget without learning it was charged.',
     '',
     table(ANSWERS, answerCells),
     '',

@@ -8,7 +8,7 @@ import { pay as fetchPay } from '../clients/fetch';
 import { pay as gotPay } from '../clients/got';
 import { pay as kyPay } from '../clients/ky';
 import { pay as undiciPay } from '../clients/undici';
-import { ALL_ON, chargeCount, createOrder, test } from '../fixtures';
+import { ALL_ON, chargeCount, createOrder, SLOW_BANK, test } from '../fixtures';
 import { holdCell, settledCount } from './cell';
 import {
   ANSWER_COLUMNS,
@@ -29,13 +29,17 @@ for (const row of ANSWER_ROWS) {
       test(column.title, async ({ request, baseURL }, testInfo) => {
         const orderNo = await createOrder(request, {
           layers: ALL_ON,
-          faults: { bankLatencyMs: 2_500 },
+          faults: { bankLatencyMs: SLOW_BANK.bankLatencyMs },
           answers: { duplicate: column.id },
         });
         const result = await RECIPES[row.client](
           baseURL ?? '',
           { orderNo, amountCents: 4_200 },
-          { idempotencyKey: `answer-${row.client}-${orderNo}`, clientId: `answer-${row.client}`, timeoutMs: 1_000 },
+          {
+            idempotencyKey: `answer-${row.client}-${orderNo}`,
+            clientId: `answer-${row.client}`,
+            timeoutMs: SLOW_BANK.clientTimeoutMs,
+          },
         );
         const count = await settledCount(orderNo, chargeCount);
         const order = (await (await request.get(`/api/orders/${orderNo}`)).json()) as {

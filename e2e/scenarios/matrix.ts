@@ -403,8 +403,8 @@ export const RELEASE_ROWS: ReleaseRow[] = [
 /** The tag of every cell of the release-rule matrix. */
 export const RELEASE_TAG = '@release-rule';
 
-// The answer matrix: the article's second detail. Every defence on; the bank answers 2.5 s after charging, and
-// each of the project's five retrying-client recipes (docs/clients.md) gives up on an attempt after 1 s, so its
+// The answer matrix: the article's second detail. Every defence on; the bank answers 4 s after charging, and
+// each of the project's five retrying-client recipes (docs/clients.md) gives up on an attempt after 2.5 s, so its
 // first attempt is charged and times out, and its retries (same key) arrive while it runs and after it is done.
 // The columns are the lab's `answers.duplicate`: what a duplicate of the finished payment is told.
 
