@@ -65,13 +65,14 @@ export async function pruneOldRecords(olderThan: Date, scope: { orderNos?: strin
       RETURNING 1),
     receipts AS (DELETE FROM receipts WHERE order_no IN (SELECT order_no FROM gone) RETURNING 1),
     dedup AS (DELETE FROM idempotent_record WHERE biz_no IN (SELECT order_no FROM gone) RETURNING 1),
+    -- = ANY(ARRAY(…)): the batch by its key, never a scan of the whole table to join it (test/scale).
     outbox AS (
-      DELETE FROM outbox WHERE ${everything} AND id IN (
-        SELECT id FROM outbox WHERE published_at IS NOT NULL AND created_at < ${olderThan} LIMIT ${BATCH})
+      DELETE FROM outbox WHERE ${everything} AND id = ANY(ARRAY(
+        SELECT id FROM outbox WHERE published_at IS NOT NULL AND created_at < ${olderThan} LIMIT ${BATCH}))
       RETURNING 1),
     fences AS (
-      DELETE FROM bank_fences WHERE ${everything} AND lock IN (
-        SELECT lock FROM bank_fences WHERE updated_at < ${olderThan} LIMIT ${BATCH})
+      DELETE FROM bank_fences WHERE ${everything} AND lock = ANY(ARRAY(
+        SELECT lock FROM bank_fences WHERE updated_at < ${olderThan} LIMIT ${BATCH}))
       RETURNING 1)
     SELECT (SELECT count(*) FROM gone) AS orders, (SELECT count(*) FROM charges) AS charges,
       (SELECT count(*) FROM refundRows) AS refunds,
@@ -89,18 +90,33 @@ export async function pruneOldRecords(olderThan: Date, scope: { orderNos?: strin
   };
 }
 
+/** The pause between two batches: the payments running meanwhile get the locks and the disk in between. */
+const BETWEEN_BATCHES_MS = 50;
+
 /**
- * The hourly job, as of `now`: retention (`retentionDays`; 0 keeps everything). It is also the dedup table's
- * cleanup: a dedup row lives exactly as long as the order it guards, so no cleanup re-opens a door that the
- * row keeps shut (with layer 4 alone, a row deleted under a PAID order would let the next duplicate charge).
+ * The hourly job, as of `now`: retention (`retentionDays`; 0 keeps everything), batch after batch until nothing
+ * more is due (one batch an hour kept 24,000 orders a day, a shop at 100 payments a second makes 8.6 million).
+ * It is also the dedup table's cleanup: a dedup row lives exactly as long as the order it guards, so no cleanup
+ * re-opens a door that the row keeps shut (with layer 4 alone, a row deleted under a PAID order would let the
+ * next duplicate charge). Returns what it pruned in all.
  */
 export async function runHousekeeping(
   now: Date,
   horizons: { retentionDays: number },
   scope: { orderNos?: string[] } = {},
-): Promise<void> {
-  if (horizons.retentionDays === 0) return;
-  await pruneOldRecords(new Date(now.getTime() - horizons.retentionDays * 86_400_000), scope).catch((error: Error) =>
-    console.error(`[retention] skipped: ${error.message}`),
-  );
+): Promise<Pruned> {
+  const total: Pruned = { orders: 0, charges: 0, refunds: 0, receipts: 0, dedupRows: 0, outbox: 0, fences: 0 };
+  if (horizons.retentionDays === 0) return total;
+  const olderThan = new Date(now.getTime() - horizons.retentionDays * 86_400_000);
+  try {
+    for (;;) {
+      const pruned = await pruneOldRecords(olderThan, scope);
+      for (const name of Object.keys(total) as Array<keyof Pruned>) total[name] += pruned[name];
+      if (pruned.orders < BATCH && pruned.outbox < BATCH && pruned.fences < BATCH) return total;
+      await new Promise((resolve) => setTimeout(resolve, BETWEEN_BATCHES_MS));
+    }
+  } catch (error) {
+    console.error(`[retention] skipped: ${error instanceof Error ? error.message : error}`);
+    return total;
+  }
 }

@@ -576,7 +576,8 @@ export async function findUnrecordedRefunds(window: {
   return getDb().$queryRaw`
     SELECT b.id, b.amount_cents AS "amountCents", b.created_at AS "createdAt", r.order_no AS "orderNo",
       r.refund_key AS "refundKey"
-    FROM bank_refunds b JOIN refunds r ON b.merchant_ref = r.order_no || '/' || r.refund_key
+    FROM bank_refunds b
+      JOIN refunds r ON r.order_no = split_part(b.merchant_ref, '/', 1) AND b.merchant_ref = r.order_no || '/' || r.refund_key
     WHERE b.created_at > ${window.landedAfter} AND b.created_at <= ${window.landedBy}
       AND r.status = 'REQUESTED' AND r.attempt_id IS NULL
     ORDER BY b.created_at, b.id
@@ -640,12 +641,15 @@ export async function findDeadRefundClaims(query: {
       WHERE r.status IN ('PROCESSING', 'UNKNOWN') ${only}
         AND (r.attempt_id IS NULL OR r.claimed_at < ${at}::timestamptz - ${leaseOf} ${previousLife(Prisma.sql`r.attempt_id`)})
       LIMIT 500`,
+    // As the payments' (order-claim/store.ts): the rows in doubt first, by their partial index; each refund then by
+    // its key (a reference is `<order no>/<refund key>`, and an order number has no slash).
     db.$queryRaw<RefundRef[]>`
+      WITH d AS MATERIALIZED (
+        SELECT biz_no, owner, claimed_at FROM idempotent_record WHERE biz_type = 'REFUND' AND outcome IS NULL)
       SELECT r.order_no AS "orderNo", r.refund_key AS "refundKey"
-      FROM idempotent_record d JOIN refunds r ON d.biz_no = r.order_no || '/' || r.refund_key
+      FROM d JOIN refunds r ON r.order_no = split_part(d.biz_no, '/', 1) AND d.biz_no = r.order_no || '/' || r.refund_key
         JOIN orders o ON o.order_no = r.order_no
-      WHERE d.biz_type = 'REFUND' AND d.outcome IS NULL ${only}
-        AND (d.owner IS NULL OR d.claimed_at < ${at}::timestamptz - ${leaseOf} ${previousLife(Prisma.sql`d.owner`)})
+      WHERE (d.owner IS NULL OR d.claimed_at < ${at}::timestamptz - ${leaseOf} ${previousLife(Prisma.sql`d.owner`)}) ${only}
       LIMIT 500`,
   ]);
   const seen = new Map([...refunds, ...rows].map((ref) => [refundReference(ref.orderNo, ref.refundKey), ref]));
