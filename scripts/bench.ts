@@ -7,8 +7,9 @@
 //   3. duplicate storm: 1,000 requests, 100 orders        (CachePersistenceLayer) vs layer 2
 //   6. chaos storm: callers, faults, crashes and outages at once; invariants checked in SQL (lib/chaos-storm.ts)
 // Its parts: lib/bench/ (plan, drive, cost, peer, report) and lib/chaos-storm.ts with lib/chaos/.
+//   7. cost as data grows: 10^3 and 10^6 orders, a day of request keys, the background jobs (lib/bench/scale.ts)
 // `BENCH_ONLY=chaos npm run bench` runs section 6 alone and writes bench/results.chaos.md and .json instead,
-// so that a partial run never overwrites the full results. A broken invariant fails the run (exit code 1).
+// so that a partial run never overwrites the full results; `BENCH_ONLY=scale` section 7 (bench/results.scale.*). A broken invariant fails the run (exit code 1).
 import { rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
@@ -16,10 +17,11 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { ALL_LAYERS_OFF } from '../lib/lab/settings.ts';
 import { costOf } from './lib/bench/cost.ts';
-import { createOrders, freshPayments, postLoad, run, stopApp } from './lib/bench/drive.ts';
+import { createOrders, freshPayments, measureInTurns, postLoad, run, say, stopApp } from './lib/bench/drive.ts';
 import { peerBenchmark } from './lib/bench/peer.ts';
 import { BASE, CONNECTIONS, type Load, log, ONLY, PORTS, SECONDS, WARMUP_SECONDS } from './lib/bench/plan.ts';
-import { type BenchResults, versions, writeChaosOnly, writeResults } from './lib/bench/report.ts';
+import { type BenchResults, versions, writeChaosOnly, writeResults, writeScaleOnly } from './lib/bench/report.ts';
+import { measureScale } from './lib/bench/scale.ts';
 import { describeFailures, runChaosStorm } from './lib/chaos-storm.ts';
 import { applyMigrations } from './lib/migrations.ts';
 import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './lib/next-app.ts';
@@ -27,7 +29,9 @@ import { ROOT } from './lib/paths.ts';
 import { startServices } from './lib/services.ts';
 
 async function main(): Promise<void> {
-  if (ONLY !== undefined && ONLY !== 'chaos') throw new Error(`BENCH_ONLY: unknown section "${ONLY}" (known: chaos)`);
+  if (ONLY !== undefined && ONLY !== 'chaos' && ONLY !== 'scale') {
+    throw new Error(`BENCH_ONLY: unknown section "${ONLY}" (known: chaos, scale)`);
+  }
   rmSync(path.join(ROOT, '.data/bench'), { recursive: true, force: true });
   const services = await startServices({
     profile: 'bench',
@@ -52,7 +56,19 @@ async function main(): Promise<void> {
       RETENTION_DAYS: '0',
     });
     if (buildIsStale()) buildApp(appEnv);
-    const measured = ONLY === 'chaos' ? undefined : await measureThroughput(db, redis, services.redisUrl, appEnv);
+    const measured = ONLY === undefined ? await measureThroughput(db, redis, services.redisUrl, appEnv) : undefined;
+    // 7. Cost as data grows: instances of its own on databases of its own, the one above stopped.
+    const scaleOf = () =>
+      measureScale({
+        serverUrl: services.databaseUrl,
+        redisUrl: services.redisUrl,
+        appEnv: appEnv as NodeJS.ProcessEnv,
+      });
+    if (ONLY === 'scale') {
+      writeScaleOnly(await scaleOf(), await versions(db, redis));
+      return;
+    }
+    const scale = measured ? await scaleOf() : undefined;
 
     // 6. The chaos storm, last: it kills the app and restarts the servers. It runs an app of its own on the
     // same port (the one above is stopped by now), under an INSTANCE_NAME of its own.
@@ -65,7 +81,7 @@ async function main(): Promise<void> {
       log,
     });
     const v = await versions(db, redis);
-    if (measured) writeResults({ ...measured, chaos }, v);
+    if (measured && scale) writeResults({ ...measured, scale, chaos }, v);
     else writeChaosOnly(chaos, v);
     // The results are written first (the failure is in them too), then the run fails, naming the orders.
     if (chaos.checks.some((check) => check.failing.length > 0)) {
@@ -87,7 +103,7 @@ async function measureThroughput(
   redis: Redis,
   redisUrl: string,
   appEnv: NodeJS.ProcessEnv,
-): Promise<Omit<BenchResults, 'chaos'>> {
+): Promise<Omit<BenchResults, 'chaos' | 'scale'>> {
   const app = startApp({
     port: PORTS.app,
     env: { ...appEnv, BENCH_ROUTES: 'true', INSTANCE_NAME: 'bench' },
@@ -102,33 +118,11 @@ async function measureThroughput(
       `${cpus().length} cores; ${CONNECTIONS} connections, ${SECONDS} s per measurement after ${WARMUP_SECONDS} s of warm-up`,
     );
 
-    // Warm-up and measurement draw from the same generator, so every measured payment is on a fresh order.
-    const say = (label: string, result: Load) =>
-      log(
-        `${label}: ${result.requestsPerSecond} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, non-2xx ${result.non2xx}`,
-      );
     const measure = async (label: string, load: (seconds: number) => Promise<Load>, warmup = WARMUP_SECONDS) => {
       await load(warmup);
       const result = await load(SECONDS);
       say(label, result);
       return result;
-    };
-    /**
-     * Routes whose ratios matter, measured in turns (A B C A B C A B C, a third of the time each) and each
-     * reported by its median turn: what drifts during a run (tables growing, a checkpoint, a neighbour on
-     * this shared machine) then falls on all of them instead of on whichever was measured last.
-     */
-    const measureInTurns = async (routes: Array<{ label: string; load: (seconds: number) => Promise<Load> }>) => {
-      for (const { load } of routes) await load(WARMUP_SECONDS);
-      const turns = routes.map((): Load[] => []);
-      for (let turn = 0; turn < 3; turn++) {
-        for (const [i, { load }] of routes.entries()) turns[i]?.push(await load(SECONDS / 3));
-      }
-      return routes.map(({ label }, i) => {
-        const median = [...(turns[i] ?? [])].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[1] as Load;
-        say(`${label} (median of 3 turns)`, median);
-        return median;
-      });
     };
 
     // 1 + 2. Ceiling, ideal, guarded (all on), unguarded (all off).

@@ -565,14 +565,15 @@ export async function findDeadClaims(query: {
       WHERE status IN ('PROCESSING', 'UNKNOWN') ${only(Prisma.sql`order_no`)}
         AND (attempt_id IS NULL OR claimed_at < ${at}::timestamptz - ${leaseOf(Prisma.sql`lab`)} ${previousLife(Prisma.sql`attempt_id`)})
       LIMIT 500`,
-    // The rows in doubt first, by their partial index (idempotent_record_in_doubt_idx): joined at once, the
-    // planner walks every PAYMENT row in the order of the orders' key instead (a receipt's row has no outcome
-    // either, so it expects half of them in doubt), 10^5 rows read for none found (test/scale).
+    // The rows in doubt first, by their partial index (idempotent_record_in_doubt_idx), then each one's order by
+    // its key (LATERAL … LIMIT 1: never a join the planner may turn into a scan of every order). Joined at once,
+    // the planner walked every PAYMENT row in the orders' key order instead: a receipt's row has no outcome
+    // either, so it expects half of them in doubt (10^5 rows read for none found, test/scale).
     db.$queryRaw<Array<{ orderNo: string }>>`
       WITH r AS MATERIALIZED (
         SELECT biz_no, owner, claimed_at FROM idempotent_record
         WHERE biz_type = 'PAYMENT' AND outcome IS NULL ${only(Prisma.sql`biz_no`)})
-      SELECT r.biz_no AS "orderNo" FROM r JOIN orders o ON o.order_no = r.biz_no
+      SELECT r.biz_no AS "orderNo" FROM r CROSS JOIN LATERAL (SELECT lab FROM orders WHERE order_no = r.biz_no LIMIT 1) o
       WHERE r.owner IS NULL OR r.claimed_at < ${at}::timestamptz - ${leaseOf(Prisma.sql`o.lab`)} ${previousLife(Prisma.sql`r.owner`)}
       LIMIT 500`,
   ]);

@@ -629,27 +629,29 @@ export async function findDeadRefundClaims(query: {
   orderNos?: string[];
 }): Promise<RefundRef[]> {
   const { at, defaultLeaseMs, patience, previousLifeOf, orderNos } = query;
-  const leaseOf = Prisma.sql`(CASE WHEN (o.lab->'claims'->>'leaseMs') ~ '^[0-9]{1,9}$' THEN (o.lab->'claims'->>'leaseMs')::int
-      ELSE ${defaultLeaseMs}::int END) * ${patience}::int * interval '1 millisecond'`;
+  const leaseOf = (lab: Prisma.Sql) => Prisma.sql`(CASE WHEN (${lab}->'claims'->>'leaseMs') ~ '^[0-9]{1,9}$'
+      THEN (${lab}->'claims'->>'leaseMs')::int ELSE ${defaultLeaseMs}::int END) * ${patience}::int * interval '1 millisecond'`;
   const previousLife = (holder: Prisma.Sql) =>
     previousLifeOf ? Prisma.sql`OR ${holder} LIKE ${`${previousLifeOf}%`}` : Prisma.empty;
   const only = orderNos ? Prisma.sql`AND r.order_no = ANY(${orderNos}::text[])` : Prisma.empty;
   const db = getDb();
   const [refunds, rows] = await Promise.all([
     db.$queryRaw<RefundRef[]>`
-      SELECT r.order_no AS "orderNo", r.refund_key AS "refundKey" FROM refunds r JOIN orders o ON o.order_no = r.order_no
+      SELECT r.order_no AS "orderNo", r.refund_key AS "refundKey"
+      FROM refunds r CROSS JOIN LATERAL (SELECT lab FROM orders WHERE order_no = r.order_no LIMIT 1) o
       WHERE r.status IN ('PROCESSING', 'UNKNOWN') ${only}
-        AND (r.attempt_id IS NULL OR r.claimed_at < ${at}::timestamptz - ${leaseOf} ${previousLife(Prisma.sql`r.attempt_id`)})
+        AND (r.attempt_id IS NULL OR r.claimed_at < ${at}::timestamptz - ${leaseOf(Prisma.sql`o.lab`)} ${previousLife(Prisma.sql`r.attempt_id`)})
       LIMIT 500`,
-    // As the payments' (order-claim/store.ts): the rows in doubt first, by their partial index; each refund then by
-    // its key (a reference is `<order no>/<refund key>`, and an order number has no slash).
+    // As the payments' (order-claim/store.ts): the rows in doubt first, by their partial index; then each one's
+    // refund and order by their keys (a reference is `<order no>/<refund key>`, and an order number has no slash).
     db.$queryRaw<RefundRef[]>`
       WITH d AS MATERIALIZED (
         SELECT biz_no, owner, claimed_at FROM idempotent_record WHERE biz_type = 'REFUND' AND outcome IS NULL)
       SELECT r.order_no AS "orderNo", r.refund_key AS "refundKey"
-      FROM d JOIN refunds r ON r.order_no = split_part(d.biz_no, '/', 1) AND d.biz_no = r.order_no || '/' || r.refund_key
-        JOIN orders o ON o.order_no = r.order_no
-      WHERE (d.owner IS NULL OR d.claimed_at < ${at}::timestamptz - ${leaseOf} ${previousLife(Prisma.sql`d.owner`)}) ${only}
+      FROM d CROSS JOIN LATERAL (
+          SELECT r.order_no, r.refund_key, o.lab FROM refunds r JOIN orders o ON o.order_no = r.order_no
+          WHERE r.order_no = split_part(d.biz_no, '/', 1) AND d.biz_no = r.order_no || '/' || r.refund_key LIMIT 1) r
+      WHERE (d.owner IS NULL OR d.claimed_at < ${at}::timestamptz - ${leaseOf(Prisma.sql`r.lab`)} ${previousLife(Prisma.sql`d.owner`)}) ${only}
       LIMIT 500`,
   ]);
   const seen = new Map([...refunds, ...rows].map((ref) => [refundReference(ref.orderNo, ref.refundKey), ref]));

@@ -5,7 +5,7 @@ import autocannon from 'autocannon';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { encodeOrderFacts, ORDER_FACTS_TTL_MS, orderFactsKey } from '../../../lib/payments/order-facts.ts';
-import { BASE, CONNECTIONS, type Load, SECONDS } from './plan.ts';
+import { BASE, CONNECTIONS, type Load, log, SECONDS, WARMUP_SECONDS } from './plan.ts';
 
 export function orderNo(): string {
   const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -97,4 +97,32 @@ export async function stopApp(child: ChildProcess): Promise<void> {
   const forced = setTimeout(() => child.kill('SIGKILL'), 10_000);
   await exited;
   clearTimeout(forced);
+}
+
+/** One measurement in the log. */
+export function say(label: string, result: Load): void {
+  log(
+    `${label}: ${result.requestsPerSecond} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, non-2xx ${result.non2xx}`,
+  );
+}
+
+/**
+ * Routes whose ratios matter, measured in turns (A B C A B C A B C, a third of the time each) and each
+ * reported by its median turn: what drifts during a run (tables growing, a checkpoint, a neighbour on
+ * this shared machine) then falls on all of them instead of on whichever was measured last.
+ */
+export async function measureInTurns(
+  routes: Array<{ label: string; load: (seconds: number) => Promise<Load> }>,
+  seconds = SECONDS,
+): Promise<Load[]> {
+  for (const { load } of routes) await load(WARMUP_SECONDS);
+  const turns = routes.map((): Load[] => []);
+  for (let turn = 0; turn < 3; turn++) {
+    for (const [i, { load }] of routes.entries()) turns[i]?.push(await load(seconds / 3));
+  }
+  return routes.map(({ label }, i) => {
+    const median = [...(turns[i] ?? [])].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[1] as Load;
+    say(`${label} (median of 3 turns)`, median);
+    return median;
+  });
 }

@@ -8,6 +8,7 @@ import { type ChaosResults, chaosSection } from '../chaos-storm.ts';
 import { ROOT } from '../paths.ts';
 import type { peerBenchmark } from './peer.ts';
 import { CONNECTIONS, type Load, log, SECONDS, WARMUP_SECONDS } from './plan.ts';
+import { type ScaleResults, scaleSection } from './scale.ts';
 
 export async function versions(db: pg.Pool, redis: Redis) {
   const pkg = (name: string) =>
@@ -39,6 +40,7 @@ export type BenchResults = {
   storm: Load & { seconds: number; charges?: number; paid?: number };
   cost: { payment: Cost; replay: Cost; otherKey: Cost; ideal: Cost; refund: Cost; refundReplay: Cost };
   peer: Awaited<ReturnType<typeof peerBenchmark>>;
+  scale: ScaleResults;
   chaos: ChaosResults;
 };
 
@@ -159,8 +161,24 @@ Concurrent duplicates: 20 calls with one key at once, the work takes 50 ms. The 
 - Powertools with \`registerLambdaContext\` (remaining time 30 s): **${r.peer.peerContextRuns}** time(s) (${r.peer.peerContextRejected} calls rejected with
   IdempotencyAlreadyInProgressError, which the caller has to retry: it returns no result, unlike a replay).
 
-${chaosSection(r.chaos)}`;
+${chaosSection(r.chaos)}
+
+${scaleSection(r.scale)}`;
   writeFiles('bench/results', md, r);
+}
+
+/** `BENCH_ONLY=scale`: section 7 alone, in files of its own (bench/results.md keeps the full run's). */
+export function writeScaleOnly(scale: ScaleResults, v: Awaited<ReturnType<typeof versions>>): void {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const md = `# Benchmarks: cost as data grows, alone
+
+Run ${new Date().toISOString()} by \`BENCH_ONLY=scale npm run bench\` on ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB, loopback only.
+Node ${v.node}, Next.js ${v.next}, Prisma ${v.prisma}, PostgreSQL ${v.postgres} (embedded, fsync on), Redis ${v.redis}.
+Load: autocannon, ${CONNECTIONS} connections, ${SECONDS} s per measurement after ${WARMUP_SECONDS} s of warm-up.
+The other sections did not run; \`npm run bench\` runs them all and writes bench/results.md.
+
+${scaleSection(scale, '## Cost as data grows')}`;
+  writeFiles('bench/results.scale', md, { scale });
 }
 
 /** `BENCH_ONLY=chaos`: the chaos storm alone, in files of its own (bench/results.md keeps the full run's). */

@@ -91,9 +91,13 @@ async function fillRange(db: pg.Pool | pg.Client, prefix: string, from: number, 
   for (const statement of statements) await db.query(`${series} ${statement}`);
 }
 
-/** The tables the jobs read, fresh statistics, and no autovacuum reading them behind the counters' back. */
-export async function settle(db: pg.Pool | pg.Client): Promise<void> {
-  for (const table of TABLES) await db.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
+/**
+ * The tables vacuumed and their statistics fresh, as autovacuum leaves them in a shop. `quiet`: no autovacuum
+ * afterwards either, so that nothing but the job reads them between two readings of the counters (the test's).
+ */
+export async function settle(db: pg.Pool | pg.Client, options: { quiet?: boolean } = {}): Promise<void> {
+  if (options.quiet)
+    for (const table of TABLES) await db.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
   await db.query(`VACUUM ANALYZE ${TABLES.join(', ')}`);
 }
 

@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type pg from 'pg';
+import pg from 'pg';
 import { ROOT } from '../paths.ts';
 
 export const JOBS = ['sweep', 'retention', 'relay'] as const;
@@ -41,25 +41,37 @@ export function readsBetween(before: TableReads, after: TableReads): TableReads 
 export type JobRun = { job: Job; ms: number; found: number; reads: TableReads };
 
 /**
- * Runs `job` once against the database of `env.DATABASE_URL` (which `db` must be connected to) and returns how long
- * it took inside its process and what it read. The counters are sent when the job's connections end; they are
- * read until they hold still.
+ * Runs `job` once against the database of `env.DATABASE_URL` and returns how long it took inside its process and
+ * what it read. A backend sends its counters when it ends (or idle, up to 10 s later): every other connection that
+ * read these tables must be closed first, or its reads land in the job's. The counters are read on a connection
+ * of this function's own, until they hold still.
  */
-export async function runJob(job: Job, db: pg.Pool | pg.Client, env: NodeJS.ProcessEnv): Promise<JobRun> {
-  const before = await tableReads(db);
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    ['--conditions=react-server', '--import', 'tsx', path.join(ROOT, 'scripts/lib/scale/job.ts'), job],
-    { cwd: ROOT, env, timeout: 300_000 },
-  );
-  const line = stdout.trim().split('\n').at(-1) ?? '';
-  const { ms, found } = JSON.parse(line) as { ms: number; found: number };
-  let after = await tableReads(db);
+export async function runJob(job: Job, env: NodeJS.ProcessEnv): Promise<JobRun> {
+  const db = new pg.Client({ connectionString: env.DATABASE_URL });
+  await db.connect();
+  try {
+    const before = await stillReads(db);
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--conditions=react-server', '--import', 'tsx', path.join(ROOT, 'scripts/lib/scale/job.ts'), job],
+      { cwd: ROOT, env, timeout: 300_000 },
+    );
+    const line = stdout.trim().split('\n').at(-1) ?? '';
+    const { ms, found } = JSON.parse(line) as { ms: number; found: number };
+    return { job, ms, found, reads: readsBetween(before, await stillReads(db)) };
+  } finally {
+    await db.end();
+  }
+}
+
+/** The counters once they hold still (three readings 200 ms apart, 5 s at most). */
+async function stillReads(db: pg.Client): Promise<TableReads> {
+  let last = await tableReads(db);
   for (let still = 0, tries = 0; still < 3 && tries < 25; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const again = await tableReads(db);
-    still = JSON.stringify(again) === JSON.stringify(after) ? still + 1 : 0;
-    after = again;
+    still = JSON.stringify(again) === JSON.stringify(last) ? still + 1 : 0;
+    last = again;
   }
-  return { job, ms, found, reads: readsBetween(before, after) };
+  return last;
 }
