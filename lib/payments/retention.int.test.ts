@@ -1,5 +1,6 @@
 // Retention against the real PostgreSQL: old settled rows go with everything that hangs on them; recent
 // ones, and old ones still in doubt wherever a layer keeps the doubt, stay.
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { getDb } from '../db.ts';
 import { createOrder } from './orders.ts';
@@ -101,5 +102,36 @@ describe('retention', () => {
     expect(await getDb().refundRequest.count({ where: { orderNo: refunded } })).toBe(0);
     expect(await getDb().bankRefund.count({ where: { chargeId: `ch_ret_${refunded}` } })).toBe(0);
     expect(await getDb().refund.count({ where: { orderNo: inDoubt } })).toBe(1);
+  });
+
+  it('keeps an old fencing token the bank raises while retention waits to delete it (its age judged again)', async () => {
+    // Forced: the bank's raise holds the token's row while retention's batch, which read it as old, waits for it.
+    const lock = `order:retention-race-${Date.now()}`;
+    const old = new Date(Date.now() - 40 * DAY);
+    await getDb().bankFence.create({ data: { lock, token: 1n, updatedAt: old } });
+    const bank = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await bank.connect();
+    try {
+      await bank.query('BEGIN');
+      await bank.query('UPDATE bank_fences SET token = 2, updated_at = now() WHERE lock = $1', [lock]);
+      const pruning = pruneOldRecords(new Date(Date.now() - 30 * DAY));
+      // Retention's DELETE is waiting for the row the bank holds: only now may the bank commit.
+      await expect
+        .poll(
+          async () =>
+            (
+              await bank.query<{ n: number }>(
+                'SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
+              )
+            ).rows[0]?.n,
+          { timeout: 2_500, interval: 20 },
+        )
+        .toBeGreaterThan(0);
+      await bank.query('COMMIT');
+      await pruning;
+    } finally {
+      await bank.end();
+    }
+    expect(await getDb().bankFence.findUnique({ where: { lock }, select: { token: true } })).toEqual({ token: 2n });
   });
 });

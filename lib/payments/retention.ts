@@ -65,14 +65,19 @@ export async function pruneOldRecords(olderThan: Date, scope: { orderNos?: strin
       RETURNING 1),
     receipts AS (DELETE FROM receipts WHERE order_no IN (SELECT order_no FROM gone) RETURNING 1),
     dedup AS (DELETE FROM idempotent_record WHERE biz_no IN (SELECT order_no FROM gone) RETURNING 1),
-    -- = ANY(ARRAY(…)): the batch by its key, never a scan of the whole table to join it (test/scale).
+    -- = ANY(ARRAY(…)): the batch by its key, oldest first along its index, never a scan of the whole table to join
+    -- it (test/scale); its age judged again in the DELETE's own WHERE, as an order's is: a fencing token the bank
+    -- raised since it was read must stay (forgotten, a stale attempt's older token would pass).
     outbox AS (
       DELETE FROM outbox WHERE ${everything} AND id = ANY(ARRAY(
-        SELECT id FROM outbox WHERE published_at IS NOT NULL AND created_at < ${olderThan} LIMIT ${BATCH}))
+          SELECT id FROM outbox WHERE published_at IS NOT NULL AND created_at < ${olderThan}
+          ORDER BY created_at LIMIT ${BATCH}))
+        AND published_at IS NOT NULL AND created_at < ${olderThan}
       RETURNING 1),
     fences AS (
       DELETE FROM bank_fences WHERE ${everything} AND lock = ANY(ARRAY(
-        SELECT lock FROM bank_fences WHERE updated_at < ${olderThan} LIMIT ${BATCH}))
+          SELECT lock FROM bank_fences WHERE updated_at < ${olderThan} ORDER BY updated_at LIMIT ${BATCH}))
+        AND updated_at < ${olderThan}
       RETURNING 1)
     SELECT (SELECT count(*) FROM gone) AS orders, (SELECT count(*) FROM charges) AS charges,
       (SELECT count(*) FROM refundRows) AS refunds,
@@ -90,12 +95,19 @@ export async function pruneOldRecords(olderThan: Date, scope: { orderNos?: strin
   };
 }
 
-/** The pause between two batches: the payments running meanwhile get the locks and the disk in between. */
-const BETWEEN_BATCHES_MS = 50;
+/**
+ * After each batch, a pause twice as long as the batch took (50 ms at least): retention takes a third of what one
+ * connection could, and the payments running meanwhile get the locks, the disk and the cores in between
+ * (bench/results.md, section 7: their p99 beside it). Still far faster than a shop makes orders.
+ */
+const PAUSE_PER_BATCH = 2;
+const MIN_PAUSE_MS = 50;
+/** At most this many batches a run (ten million orders): a cutoff in the future must not run it for ever. */
+const MAX_BATCHES = 10_000;
 
 /**
- * The hourly job, as of `now`: retention (`retentionDays`; 0 keeps everything), batch after batch until nothing
- * more is due (one batch an hour kept 24,000 orders a day, a shop at 100 payments a second makes 8.6 million).
+ * The hourly job, as of `now`: retention (`retentionDays`; 0 keeps everything), batch after batch until less than
+ * a batch is due (one batch an hour kept 24,000 orders a day, a shop at 100 payments a second makes 8.6 million).
  * It is also the dedup table's cleanup: a dedup row lives exactly as long as the order it guards, so no cleanup
  * re-opens a door that the row keeps shut (with layer 4 alone, a row deleted under a PAID order would let the
  * next duplicate charge). Returns what it pruned in all.
@@ -109,12 +121,15 @@ export async function runHousekeeping(
   if (horizons.retentionDays === 0) return total;
   const olderThan = new Date(now.getTime() - horizons.retentionDays * 86_400_000);
   try {
-    for (;;) {
+    for (let batch = 0; batch < MAX_BATCHES; batch++) {
+      const started = performance.now();
       const pruned = await pruneOldRecords(olderThan, scope);
       for (const name of Object.keys(total) as Array<keyof Pruned>) total[name] += pruned[name];
       if (pruned.orders < BATCH && pruned.outbox < BATCH && pruned.fences < BATCH) return total;
-      await new Promise((resolve) => setTimeout(resolve, BETWEEN_BATCHES_MS));
+      const pause = Math.max(MIN_PAUSE_MS, PAUSE_PER_BATCH * (performance.now() - started));
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
+    return total;
   } catch (error) {
     console.error(`[retention] skipped: ${error instanceof Error ? error.message : error}`);
     return total;

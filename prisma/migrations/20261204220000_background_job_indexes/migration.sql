@@ -16,3 +16,8 @@ CREATE INDEX "outbox_relayed_created_at_idx" ON "outbox"("created_at") WHERE "pu
 -- as above.
 CREATE INDEX "idempotent_record_in_doubt_idx" ON "idempotent_record"("biz_type", "claimed_at")
   WHERE "outcome" IS NULL AND "biz_type" IN ('PAYMENT', 'REFUND');
+
+-- A refund's reference is `<order no>/<refund key>`, and the reconciler finds a refund by the part before the first
+-- slash (by its key, not by a concatenation no index has): an order number never has one (ord_ and 16 letters or
+-- digits, by the API), and the database says so too.
+ALTER TABLE "orders" ADD CONSTRAINT "orders_order_no_has_no_slash" CHECK (position('/' in "order_no") = 0);

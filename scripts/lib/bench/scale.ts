@@ -4,12 +4,14 @@
 // second (copies of a real one, with its time to live). An app instance on each, the guarded payment measured on
 // both in turns; then each background job run once on each, timed and its rows read counted
 // (scripts/lib/scale/reads.ts); and what a payment leaves behind, in bytes.
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { ALL_LAYERS_ON, onlyLayers } from '../../../lib/lab/settings.ts';
 import { freshDatabase } from '../migrations.ts';
 import { startApp, waitForApp } from '../next-app.ts';
+import { ROOT } from '../paths.ts';
 import { fillSettledOrders, settle, TABLES } from '../scale/fill.ts';
 import { JOBS, type JobRun, runJob } from '../scale/reads.ts';
 import { createOrders, freshPayments, measureInTurns, postLoad, stopApp } from './drive.ts';
@@ -33,6 +35,8 @@ export type ScaleResults = {
   redis: { keys: number; bytesPerKey: number; recordBytes: number; ttlHours: number; factsBytes: number };
   /** PostgreSQL, per order of the large database (every table a paid order writes to, with its indexes). */
   postgres: { bytesPerOrder: number; tables: Array<{ table: string; bytesPerOrder: number }> };
+  /** The payments on the large database, alone and while retention prunes its million orders, in turns. */
+  retention: { alone: Load; beside: Load; pruned: number; seconds: number };
   /** Dead row versions a duplicate refused by the database leaves, per duplicate (layer 4 alone; layers 3 and 4). */
   deadTuples: Array<{ layers: string; duplicates: number; orders: number; dedupRows: number }>;
 };
@@ -124,11 +128,13 @@ export async function measureScale(options: {
         load: loads[1] as never,
       },
     ])) as [Load, Load];
+    const retention = await retentionUnderLoad(large, options.appEnv);
     const deadTuples = [
       await deadTuplesPerDuplicate(small, 'layer 4 alone', onlyLayers('uniqueConstraint')),
       await deadTuplesPerDuplicate(small, 'layers 3 and 4 (every layer on)', ALL_LAYERS_ON),
     ];
     return {
+      retention,
       deadTuples,
       small: { orders: small.orders, load: smallLoad, jobs: smallJobs },
       large: { orders: large.orders, load: largeLoad, jobs: largeJobs },
@@ -180,6 +186,65 @@ async function fillRequestKeys(redis: Redis, count: number): Promise<ScaleResult
   const bytesPerKey = Math.round(((await used()) - before) / count);
   log(`scale: ${count.toLocaleString('en')} request-key records in Redis, ${bytesPerKey} bytes each`);
   return { keys: count, bytesPerKey, recordBytes: Number(recordBytes), ttlHours: ttlMs / 3_600_000, factsBytes };
+}
+
+/**
+ * Retention on a million due orders while payments run: every settled order of the large database aged past the
+ * retention window (and vacuumed, as autovacuum would have), then the guarded payment measured in turns, alone and
+ * with retention pruning beside it (its process continued for those turns only, stopped for the others).
+ */
+async function retentionUnderLoad(
+  size: { url: string; db: pg.Pool; redis: Redis; port: number; orders: number },
+  appEnv: NodeJS.ProcessEnv,
+): Promise<ScaleResults['retention']> {
+  for (const statement of [
+    `UPDATE orders SET created_at = created_at - interval '40 days', updated_at = updated_at - interval '40 days'
+     WHERE status = 'PAID' AND created_at < now() - interval '1 minute'`,
+    `UPDATE bank_fences SET updated_at = updated_at - interval '40 days' WHERE updated_at < now() - interval '1 minute'`,
+    `UPDATE outbox SET created_at = created_at - interval '40 days'
+     WHERE published_at IS NOT NULL AND created_at < now() - interval '1 minute'`,
+  ]) {
+    await size.db.query(statement);
+  }
+  await size.db.query('VACUUM ANALYZE orders, bank_fences, outbox');
+  const count = async () =>
+    (await size.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders')).rows[0]?.n ?? 0;
+  const before = await count();
+  const next = freshPayments(await createOrders(size.db, size.redis, 800 * (SECONDS + 2 * WARMUP_SECONDS), null));
+  const base = `http://127.0.0.1:${size.port}`;
+  const pay = (seconds: number) => postLoad('/api/payments', next, { seconds, base });
+  const job = spawn(
+    process.execPath,
+    ['--conditions=react-server', '--import', 'tsx', path.join(ROOT, 'scripts/lib/scale/job.ts'), 'retention'],
+    { cwd: ROOT, env: { ...appEnv, DATABASE_URL: size.url, RETENTION_DAYS: '30' }, stdio: 'ignore' },
+  );
+  job.kill('SIGSTOP');
+  let seconds = 0;
+  try {
+    const [alone, beside] = (await measureInTurns([
+      { label: `POST /api/payments on ${size.orders.toLocaleString('en')} orders, no retention running`, load: pay },
+      {
+        label: `POST /api/payments on ${size.orders.toLocaleString('en')} orders, retention pruning beside them`,
+        load: async (turn: number) => {
+          job.kill('SIGCONT');
+          const started = performance.now();
+          try {
+            return await pay(turn);
+          } finally {
+            job.kill('SIGSTOP');
+            seconds += (performance.now() - started) / 1000;
+          }
+        },
+      },
+    ])) as [Load, Load];
+    // The orders made for the load are young: what went is retention's.
+    const pruned = before - ((await count()) - 800 * (SECONDS + 2 * WARMUP_SECONDS));
+    log(`scale: retention pruned ${pruned.toLocaleString('en')} orders in ${seconds.toFixed(1)} s beside the payments`);
+    return { alone, beside, pruned, seconds };
+  } finally {
+    job.kill('SIGCONT');
+    job.kill('SIGKILL');
+  }
 }
 
 /**
@@ -269,6 +334,8 @@ const JOB_WORDS: Record<string, string> = {
   relay: `the outbox relay (the ${UNPUBLISHED} events not yet published)`,
 };
 
+const ratioOf = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
+
 /** The report's section: the ratio, the jobs at both sizes, the bytes a payment leaves and a day at 100/s. */
 export function scaleSection(s: ScaleResults, heading = '## 7. Cost as data grows'): string {
   const n = (value: number) => value.toLocaleString('en');
@@ -314,12 +381,24 @@ ${jobRows}
 Each reads what is due or in doubt, not the tables: \`test/scale/background-jobs.int.test.ts\` fails when a job reads
 more than 1% of a table of 100,000 orders (it did for the sweep and for retention before their indexes; decision 033).
 
+Retention beside the payments: every settled order of the larger database aged past the 30 days (and vacuumed), then
+the guarded payment measured in turns, alone and with retention pruning beside it (its process let run during those
+turns only); it pruned ${n(s.retention.pruned)} orders in ${s.retention.seconds.toFixed(0)} s, ${n(Math.round(s.retention.pruned / Math.max(s.retention.seconds, 1)))} a second, with everything that hangs on them:
+
+| payments | req/s | p50 ms | p99 ms |
+|---|---:|---:|---:|
+| alone | ${s.retention.alone.requestsPerSecond} | ${s.retention.alone.p50} | ${s.retention.alone.p99} |
+| with retention pruning beside them | ${s.retention.beside.requestsPerSecond} | ${s.retention.beside.p50} | ${s.retention.beside.p99} |
+| **beside / alone** | ${ratioOf(s.retention.beside.requestsPerSecond, s.retention.alone.requestsPerSecond)} | ${ratioOf(s.retention.beside.p50, s.retention.alone.p50)} | **${ratioOf(s.retention.beside.p99, s.retention.alone.p99)}** |
+
+Bound: p99 at most 1.5× (decision 033).
+
 Layer 4's refusals: a duplicate the unique key refuses leaves dead row versions behind until vacuum, counted by
 PostgreSQL (\`n_dead_tup\`) over ${s.deadTuples[0]?.duplicates ?? 0} duplicates, each under a key of its own, through the app:
 ${s.deadTuples.map((row) => `${row.layers}, **${row.dedupRows}** dead dedup row(s) and **${row.orders}** dead order row(s) per duplicate`).join('; ')}.
 Layer 4 alone inserts the row and raises the order's fencing token in one statement, both rolled back by the unique
-violation: the refused row stays dead until vacuum; the order's dead version is pruned as soon as its page is read
-again (the update changes no indexed column), which the next duplicate does. With layer 3 on, the conditional
+violation: the refused row stays dead until vacuum; the order's dead version is mostly pruned as soon as its page is
+read again (the update changes no indexed column), which the next duplicate does. With layer 3 on, the conditional
 update refuses the duplicate first and no insert is tried. \`ON CONFLICT DO NOTHING\` would spare the dead row, but
 commit the raised token of a refused duplicate (decision 033).
 
