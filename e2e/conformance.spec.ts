@@ -18,13 +18,22 @@ test('npm run conformance against the demo: every case passes; exit 0, its JSON 
   const dir = await mkdtemp(path.join(tmpdir(), 'conformance-'));
   const [json, junit] = [path.join(dir, 'report.json'), path.join(dir, 'report.xml')];
   const args = ['--import', 'tsx', 'conformance/run.ts', '--target', String(baseURL), '--json', json, '--junit', junit];
-  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-    (resolve) => {
+  const run = () =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       execFile(process.execPath, args, { timeout: 100_000 }, (error, out, err) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout: out, stderr: err }),
       );
-    },
-  );
+    });
+  let { code, stdout, stderr } = await run();
+  // On a busy machine `node --import tsx` now and then exits 0 having run nothing, with no word (tsx's loader hooks
+  // in their worker thread; seen twice in clean clones, as payloadcms/payload#17757 reports): the kit always prints
+  // its table, so a silent exit 0 is that, and the command is run again, once.
+  if (code === 0 && stdout === '' && stderr === '') {
+    test
+      .info()
+      .annotations.push({ type: 'silent exit', description: 'node --import tsx exited 0 with no output; ran again' });
+    ({ code, stdout, stderr } = await run());
+  }
   expect(code, `${stdout}\n${stderr}`).toBe(0);
   expect(stdout, stderr).toContain(`${CASES.length} passed, 0 failed, 0 skipped`);
   const report = JSON.parse(await readFile(json, 'utf8')) as { cases: Array<{ name: string; status: string }> };
