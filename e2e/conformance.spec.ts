@@ -25,13 +25,15 @@ test('npm run conformance against the demo: every case passes; exit 0, its JSON 
       );
     });
   let { code, stdout, stderr } = await run();
-  // On a busy machine `node --import tsx` now and then exits 0 having run nothing, with no word (tsx's loader hooks
-  // in their worker thread; seen twice in clean clones, as payloadcms/payload#17757 reports): the kit always prints
-  // its table, so a silent exit 0 is that, and the command is run again, once.
-  if (code === 0 && stdout === '' && stderr === '') {
-    test
-      .info()
-      .annotations.push({ type: 'silent exit', description: 'node --import tsx exited 0 with no output; ran again' });
+  // On a busy machine the command now and then ends unfinished: with status 0 and no word, before its script ran
+  // (under tsx's loader hooks, as payloadcms/payload#17757 reports; seen in three clean clones today, the kit's
+  // table and JSON missing), or with status 3 and its own word once running (conformance/run.ts). Neither is a
+  // result: it is run again, twice at most, and noted on the test.
+  const unfinished = () =>
+    (code === 0 && stdout === '' && stderr === '') || (code === 3 && /ended before it finished/.test(stderr));
+  for (let again = 0; again < 2 && unfinished(); again++) {
+    const description = `status ${code}, ${stderr || 'no output'}; ran again`;
+    test.info().annotations.push({ type: 'unfinished', description });
     ({ code, stdout, stderr } = await run());
   }
   expect(code, `${stdout}\n${stderr}`).toBe(0);
