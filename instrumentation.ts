@@ -7,12 +7,14 @@ export async function register(): Promise<void> {
   const { guardNodeServer } = await import('./lib/http/node-server');
   guardNodeServer();
   const { env } = await import('./lib/env');
-  env(); // an invalid configuration stops the server here, naming the variable
+  const config = env(); // an invalid configuration stops the server here, naming the variable
   const { sessionSecret } = await import('./lib/session-secret');
   sessionSecret(); // without SESSION_SECRET: this process's own key, made now and announced once
   // The lab (its policy for payments, its timeline from their spans) and the OTLP exporter, when configured.
   const { registerLab } = await import('./lib/lab/register');
   registerLab();
+  // The reconciler and retention, unless another instance runs them (BACKGROUND_JOBS=false).
+  if (!config.BACKGROUND_JOBS) return;
   const { startReconciler } = await import('./lib/payments/reconciler-loop');
   startReconciler();
 }

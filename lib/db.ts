@@ -27,9 +27,9 @@ export function countRoundTrips(pool: pg.Pool): void {
   });
 }
 
-function createPool(): pg.Pool {
+function createPool(connectionString: string): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: requireEnv('DATABASE_URL'),
+    connectionString,
     max: 20,
     // Fail fast when PostgreSQL is down instead of queueing requests behind a dead server.
     connectionTimeoutMillis: 3_000,
@@ -62,11 +62,12 @@ function createPrismaClient(pool: pg.Pool): PrismaClient {
 const globalForPrisma = globalThis as unknown as {
   pgPool?: pg.Pool;
   prisma?: PrismaClient;
+  bankPrisma?: PrismaClient;
   hotPath?: Promise<SqlDriverAdapter>;
 };
 
 function getPool(): pg.Pool {
-  globalForPrisma.pgPool ??= createPool();
+  globalForPrisma.pgPool ??= createPool(requireEnv('DATABASE_URL'));
   return globalForPrisma.pgPool;
 }
 
@@ -74,6 +75,20 @@ export function getDb(): PrismaClient {
   globalForPrisma.prisma ??= createPrismaClient(getPool());
   return globalForPrisma.prisma;
 }
+
+/**
+ * The simulated bank's database: its own (BANK_DATABASE_URL), or the merchant's. Only the bank's code
+ * (lib/payments/bank*.ts) and the readers of its statement use it, never in a statement with the merchant's tables.
+ */
+export function getBankDb(): PrismaClient {
+  const url = env().BANK_DATABASE_URL;
+  if (!url) return getDb();
+  globalForPrisma.bankPrisma ??= createPrismaClient(createPool(url));
+  return globalForPrisma.bankPrisma;
+}
+
+/** Whether the bank keeps its books in a database of its own (BANK_DATABASE_URL). */
+export const bankHasOwnDatabase = (): boolean => env().BANK_DATABASE_URL !== undefined;
 
 /** What a statement needs to run: Prisma's client, a transaction of it, or the hot path's runner below. */
 export type SqlRunner = { $queryRaw<T = unknown>(query: TemplateStringsArray, ...values: unknown[]): Promise<T> };

@@ -31,6 +31,15 @@ describe('parseEnv', () => {
     }
   });
 
+  it('reads the bank’s own database and whether this instance runs the background jobs', () => {
+    const defaults = parseEnv({});
+    expect([defaults.BANK_DATABASE_URL, defaults.BACKGROUND_JOBS]).toEqual([undefined, true]);
+    const apart = parseEnv({ BANK_DATABASE_URL: 'postgresql://bank:5432/ledger', BACKGROUND_JOBS: 'false' });
+    expect([apart.BANK_DATABASE_URL, apart.BACKGROUND_JOBS]).toEqual(['postgresql://bank:5432/ledger', false]);
+    expect(() => parseEnv({ BANK_DATABASE_URL: 'redis://bank' })).toThrow(/BANK_DATABASE_URL: .*postgres/);
+    expect(() => parseEnv({ BACKGROUND_JOBS: 'maybe' })).toThrow(/BACKGROUND_JOBS/);
+  });
+
   it('treats an empty value as unset', () => {
     expect(parseEnv({ REDIS_URL: '' }).REDIS_URL).toBeUndefined();
   });

@@ -73,6 +73,13 @@ const EnvFields = z.object({
   /** PostgreSQL. Unset: `npm run demo` starts its own embedded server. */
   DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).optional(),
   /**
+   * The simulated bank's own PostgreSQL (its card statements, refunds and fencing tokens), with the project's
+   * migrations applied. Unset: the bank's tables live beside the merchant's, in DATABASE_URL. The bank is another
+   * company's system: where the merchant's database fails over (README, deployment shapes), the bank's books must
+   * not fail over with it. With it set, retention leaves the bank's rows to the bank and prunes paid orders only.
+   */
+  BANK_DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).optional(),
+  /**
    * Redis. Unset: `npm run demo` starts its own redis-server (unless REDIS_SENTINELS is set). A Redis Cluster:
    * `redis-cluster://host:port,host:port` (seed nodes; `rediss-cluster://` for TLS, `user:password@` before the
    * hosts), see lib/redis-cluster-url.ts.
@@ -108,6 +115,12 @@ const EnvFields = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,24}$/, { message: 'must be 1-24 letters, digits, "_" or "-"' })
     .optional(),
+  /**
+   * The background jobs of this instance: the reconciler (dead claims, unknown outcomes, the bank's settlement
+   * report) and retention. Off on an instance that only serves requests while another runs them; every instance
+   * runs them by default (they are safe side by side).
+   */
+  BACKGROUND_JOBS: flag.default(true),
   /** The lab's routes and page. On in the demo; turn off where the lab must not be reachable. */
   LAB_ENABLED: flag.default(true),
   /**

@@ -2,7 +2,7 @@ import 'server-only';
 // The presenter's view of a workshop room: who is active (from the room's timeline), and which orders were
 // charged more than once (from the bank's statement: the timeline keeps only its newest 1,000 entries, which
 // anyone can fill), under which switches (each lane says which defences it ran with, while it is still there).
-import { getDb } from '../db.ts';
+import { getBankDb } from '../db.ts';
 import { roomSince } from './room-steering.ts';
 import { readTimeline, type StoredTimelineEvent } from './timeline.ts';
 
@@ -52,7 +52,7 @@ const MOST_DOUBLE_CHARGES = 100;
  */
 async function doubleChargedOrders(): Promise<Array<{ orderNo: string; charges: number; at: number }>> {
   const since = new Date(await roomSince());
-  const rows = await getDb().$queryRaw<Array<{ order_no: string; charges: number; at: Date }>>`
+  const rows = await getBankDb().$queryRaw<Array<{ order_no: string; charges: number; at: Date }>>`
     SELECT merchant_ref AS order_no, count(*)::int AS charges, max(created_at) AS at
     FROM bank_charges
     WHERE created_at > now() - make_interval(hours => ${DOUBLE_CHARGES_SINCE_HOURS}) AND created_at > ${since}

@@ -6,7 +6,7 @@ import 'server-only';
 // every processor does, it refuses to refund more in all than the charge: the bank's own bound, beside the
 // merchant's ledger (orders.refunded_cents).
 import { randomBytes } from 'node:crypto';
-import { getDb } from '../db.ts';
+import { getBankDb } from '../db.ts';
 import type { Fence } from '../defences/fencing.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import {
@@ -56,7 +56,7 @@ export async function refundCharge(
   if (!Number.isInteger(request.amountCents) || request.amountCents <= 0) {
     throw new BankRefundRefusedError('declined', 0);
   }
-  const refund = await getDb().$transaction(async (tx) => {
+  const refund = await getBankDb().$transaction(async (tx) => {
     if (request.fence && !(await raiseFence(request.fence, tx))) throw new BankFencedError(request.fence);
     // The charge locked first: its refunds are counted and added one at a time, so their sum never passes it.
     const [charge] = await tx.$queryRaw<Array<{ amountCents: number }>>`
@@ -129,14 +129,14 @@ export async function askBankRefunds(
     db.$queryRaw<BankRefund[]>`
       SELECT id, charge_id AS "chargeId", amount_cents AS "amountCents", created_at AS "createdAt" FROM bank_refunds
       WHERE merchant_ref = ${merchantRef} ${byLock} AND created_at <= ${visible} ORDER BY created_at, id`;
-  if (!fence) return { refunds: await list(getDb()), previousToken: null };
+  if (!fence) return { refunds: await list(getBankDb()), previousToken: null };
   const { listed, previousToken } = await underRaisedFence(fence, list);
   return { refunds: listed, previousToken };
 }
 
 /** The refund the bank made under an idempotency key, if it did (and it has landed). */
 export async function refundOfBankKey(key: string, now: () => number = Date.now): Promise<BankRefund | undefined> {
-  const [refund] = await getDb().$queryRaw<BankRefund[]>`
+  const [refund] = await getBankDb().$queryRaw<BankRefund[]>`
     SELECT id, charge_id AS "chargeId", amount_cents AS "amountCents", created_at AS "createdAt"
     FROM bank_refunds WHERE idempotency_key = ${key} AND created_at <= ${new Date(now())}`;
   return refund;
@@ -144,8 +144,22 @@ export async function refundOfBankKey(key: string, now: () => number = Date.now)
 
 /** The refunds of an order's charges on the statement: what the customer got back. */
 export async function refundsOfOrder(orderNo: string, now: () => number = Date.now): Promise<BankRefund[]> {
-  return getDb().$queryRaw<BankRefund[]>`
+  return getBankDb().$queryRaw<BankRefund[]>`
     SELECT r.id, r.charge_id AS "chargeId", r.amount_cents AS "amountCents", r.created_at AS "createdAt"
     FROM bank_refunds r JOIN bank_charges c ON c.id = r.charge_id
     WHERE c.merchant_ref = ${orderNo} AND r.created_at <= ${new Date(now())} ORDER BY r.created_at, r.id`;
+}
+
+/** The refunds that landed between the two times, oldest first: the bank's report, as settlementReport is for charges. */
+export async function refundReport(window: {
+  landedAfter: Date;
+  landedBy: Date;
+}): Promise<Array<BankRefund & { merchantRef: string }>> {
+  return getBankDb().$queryRaw`
+    SELECT id, charge_id AS "chargeId", merchant_ref AS "merchantRef", amount_cents AS "amountCents",
+      created_at AS "createdAt"
+    FROM bank_refunds
+    WHERE created_at > ${window.landedAfter} AND created_at <= ${window.landedBy}
+    ORDER BY created_at, id
+    LIMIT 500`;
 }

@@ -14,7 +14,7 @@ import 'server-only';
 //     No card network takes fencing tokens; this one does so that layers 2-4 can be shown correct on their
 //     own. In production, the bank's idempotency key does this job (docs/decisions/012-fenced-recovery.md).
 import { randomBytes } from 'node:crypto';
-import { getDb } from '../db.ts';
+import { getBankDb } from '../db.ts';
 import type { Charge, Fence } from '../defences/fencing.ts';
 import { BANK_SETTLEMENT_WINDOW_MS } from '../defences/layers.ts';
 import { Prisma } from '../generated/prisma/client.ts';
@@ -143,7 +143,7 @@ export async function chargeCard(
   const once = idempotencyKey
     ? Prisma.sql`ON CONFLICT (idempotency_key) DO UPDATE SET idempotency_key = EXCLUDED.idempotency_key`
     : Prisma.empty;
-  const [charge] = await getDb().$queryRaw<Charge[]>`
+  const [charge] = await getBankDb().$queryRaw<Charge[]>`
     ${fenced}
     INSERT INTO bank_charges (id, merchant_ref, amount_cents, created_at, idempotency_key, fence_lock)
     SELECT ${id}, ${request.merchantRef}, ${request.amountCents}, ${landsAt}, ${idempotencyKey}, ${fence?.lock ?? null}
@@ -169,7 +169,7 @@ export async function chargeCard(
 }
 
 /** Raises the bank's token for the fence's lock to the fence's, if it is not lower: false when it was stale. */
-export async function raiseFence(fence: Fence, db: Prisma.TransactionClient = getDb()): Promise<boolean> {
+export async function raiseFence(fence: Fence, db: Prisma.TransactionClient = getBankDb()): Promise<boolean> {
   const [row] = await db.$queryRaw<Array<{ token: bigint }>>`
     INSERT INTO bank_fences (lock, token) VALUES (${fence.lock}, ${BigInt(fence.token)})
     ON CONFLICT (lock) DO UPDATE SET token = GREATEST(bank_fences.token, EXCLUDED.token), updated_at = now()
@@ -179,7 +179,7 @@ export async function raiseFence(fence: Fence, db: Prisma.TransactionClient = ge
 
 /** Whether the bank has a charge under this idempotency key (layer 5). */
 async function keyCharged(idempotencyKey: string): Promise<boolean> {
-  const [row] = await getDb().$queryRaw<Array<{ id: string }>>`
+  const [row] = await getBankDb().$queryRaw<Array<{ id: string }>>`
     SELECT id FROM bank_charges WHERE idempotency_key = ${idempotencyKey}`;
   return row !== undefined;
 }
@@ -215,7 +215,7 @@ export async function askBank(
     db.$queryRaw<Charge[]>`
       SELECT id, amount_cents AS "amountCents", created_at AS "createdAt" FROM bank_charges
       WHERE ${where} AND created_at <= ${visible} ORDER BY created_at, id`;
-  if (!fence) return { charges: await list(getDb()), previousToken: null };
+  if (!fence) return { charges: await list(getBankDb()), previousToken: null };
   const { listed, previousToken } = await underRaisedFence(fence, list);
   return { charges: listed, previousToken };
 }
@@ -229,7 +229,7 @@ export async function underRaisedFence<T>(
   fence: Fence,
   list: (tx: Prisma.TransactionClient) => Promise<T>,
 ): Promise<{ listed: T; previousToken: number | null }> {
-  return getDb().$transaction(async (tx) => {
+  return getBankDb().$transaction(async (tx) => {
     await tx.$executeRaw`INSERT INTO bank_fences (lock, token) VALUES (${fence.lock}, -1) ON CONFLICT DO NOTHING`;
     const [row] = await tx.$queryRaw<Array<{ token: bigint }>>`
       SELECT token FROM bank_fences WHERE lock = ${fence.lock} FOR UPDATE`;
@@ -254,7 +254,7 @@ export async function settlementReport(query: {
   merchantRefs?: string[];
 }): Promise<SettledCharge[]> {
   const refs = query.merchantRefs ? Prisma.sql`AND merchant_ref = ANY(${query.merchantRefs}::text[])` : Prisma.empty;
-  return getDb().$queryRaw<SettledCharge[]>`
+  return getBankDb().$queryRaw<SettledCharge[]>`
     SELECT id, merchant_ref AS "merchantRef", amount_cents AS "amountCents", created_at AS "createdAt" FROM bank_charges
     WHERE created_at > ${query.landedAfter} AND created_at <= ${query.landedBy} ${refs}
     ORDER BY created_at, id

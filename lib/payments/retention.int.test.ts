@@ -63,6 +63,21 @@ describe('retention', () => {
     expect(await getDb().bankCharge.count({ where: { merchantRef: { in: kept } } })).toBe(2);
   });
 
+  it('with the bank apart, prunes paid orders only and leaves the bank its rows', async () => {
+    const paid = await orderAged(40, 'PAID', { dedupRow: 'settled' });
+    // Its charge is in the bank's books, which retention cannot read when they live in a database of their own.
+    const unpaid = await orderAged(40, 'PENDING');
+    const abandoned = await orderAged(40, 'PENDING', { charge: false });
+    await pruneOldRecords(new Date(Date.now() - 30 * DAY), { orderNos: [paid, unpaid, abandoned], bankApart: true });
+    const left = await getDb().order.findMany({
+      where: { orderNo: { in: [paid, unpaid, abandoned] } },
+      select: { orderNo: true },
+    });
+    expect(left.map((order) => order.orderNo).sort()).toEqual([unpaid, abandoned].sort());
+    expect(await getDb().bankCharge.count({ where: { merchantRef: { in: [paid, unpaid] } } })).toBe(2);
+    expect(await getDb().receipt.count({ where: { orderNo: paid } })).toBe(0);
+  });
+
   it('keeps an old order a payment moved lately (its claim raised updated_at)', async () => {
     const orderNo = await orderAged(40, 'PENDING', { charge: false });
     await getDb().order.update({ where: { orderNo }, data: { updatedAt: new Date() } });

@@ -7,7 +7,7 @@ import 'server-only';
 // order has not recorded): the reconciler has to settle it first. In batches,
 // so one run never holds long locks. What it cannot see: a payment that has claimed nothing in PostgreSQL (layers
 // 3 and 4 off) and has not reached the bank yet, on an order older than RETENTION_DAYS, at the moment it runs.
-import { getDb } from '../db.ts';
+import { bankHasOwnDatabase, getDb } from '../db.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 
 export type Pruned = {
@@ -27,13 +27,18 @@ const BATCH = 1_000;
  * WHERE: a row that a payment moved after the candidates were read (a claim raises its generation and
  * updated_at) is judged again as it is then, and kept.
  */
-function prunable(olderThan: Date): Prisma.Sql {
+function prunable(olderThan: Date, bankApart: boolean): Prisma.Sql {
+  // With the bank's books in a database of their own, an unpaid order's charge cannot be looked for here: only
+  // paid orders go (a charge the order has recorded is the only one it can have, every other is in doubt).
+  const noChargeToRecord = bankApart
+    ? Prisma.sql`o.status = 'PAID'`
+    : Prisma.sql`(o.status = 'PAID' OR NOT EXISTS (SELECT 1 FROM bank_charges c WHERE c.merchant_ref = o.order_no))`;
   return Prisma.sql`o.created_at < ${olderThan} AND o.updated_at < ${olderThan} AND o.status IN ('PAID', 'DECLINED', 'PENDING')
     -- A payment in doubt is kept wherever a layer keeps the doubt: a dedup row without an outcome (layer 4),
     -- or a charge the order has not recorded (landed or still to land: layer 2 alone, 5 alone, none).
     AND NOT EXISTS (
       SELECT 1 FROM idempotent_record r WHERE r.biz_type = 'PAYMENT' AND r.biz_no = o.order_no AND r.outcome IS NULL)
-    AND (o.status = 'PAID' OR NOT EXISTS (SELECT 1 FROM bank_charges c WHERE c.merchant_ref = o.order_no))
+    AND ${noChargeToRecord}
     -- A refund in doubt, on its row or its dedup row.
     AND NOT EXISTS (SELECT 1 FROM refunds f WHERE f.order_no = o.order_no AND f.status IN ('PROCESSING', 'UNKNOWN'))
     AND NOT EXISTS (
@@ -44,18 +49,25 @@ function prunable(olderThan: Date): Prisma.Sql {
 /**
  * Prunes what is older than `olderThan`. `orderNos`: only these orders and what hangs on them (an operator's, or
  * the race explorer's own); the outbox and the fencing tokens, which belong to no one order, are then left.
+ * `bankApart`: as if the bank's books lived in a database of their own (BANK_DATABASE_URL says so by default).
  */
-export async function pruneOldRecords(olderThan: Date, scope: { orderNos?: string[] } = {}): Promise<Pruned> {
+export async function pruneOldRecords(
+  olderThan: Date,
+  scope: { orderNos?: string[]; bankApart?: boolean } = {},
+): Promise<Pruned> {
   const everything = scope.orderNos === undefined;
   const only = everything ? Prisma.empty : Prisma.sql`AND o.order_no = ANY(${scope.orderNos}::text[])`;
+  // The bank's rows are the bank's when its books live apart (BANK_DATABASE_URL): left to it.
+  const bankApart = scope.bankApart ?? bankHasOwnDatabase();
   const [row] = await getDb().$queryRaw<Array<Record<keyof Pruned, bigint>>>`
     WITH gone AS (
       DELETE FROM orders o
       WHERE o.order_no IN (
-          SELECT o.order_no FROM orders o WHERE ${prunable(olderThan)} ${only} ORDER BY o.created_at LIMIT ${BATCH})
-        AND ${prunable(olderThan)}
+          SELECT o.order_no FROM orders o WHERE ${prunable(olderThan, bankApart)} ${only}
+          ORDER BY o.created_at LIMIT ${BATCH})
+        AND ${prunable(olderThan, bankApart)}
       RETURNING o.order_no),
-    charges AS (DELETE FROM bank_charges WHERE merchant_ref IN (SELECT order_no FROM gone) RETURNING id),
+    charges AS (DELETE FROM bank_charges WHERE ${!bankApart} AND merchant_ref IN (SELECT order_no FROM gone) RETURNING id),
     bankRefunds AS (DELETE FROM bank_refunds WHERE charge_id IN (SELECT id FROM charges) RETURNING 1),
     refundRows AS (DELETE FROM refunds WHERE order_no IN (SELECT order_no FROM gone) RETURNING order_no, refund_key),
     requests AS (DELETE FROM refund_requests WHERE order_no IN (SELECT order_no FROM gone) RETURNING 1),
@@ -75,7 +87,7 @@ export async function pruneOldRecords(olderThan: Date, scope: { orderNos?: strin
         AND published_at IS NOT NULL AND created_at < ${olderThan}
       RETURNING 1),
     fences AS (
-      DELETE FROM bank_fences WHERE ${everything} AND lock = ANY(ARRAY(
+      DELETE FROM bank_fences WHERE ${everything} AND ${!bankApart} AND lock = ANY(ARRAY(
           SELECT lock FROM bank_fences WHERE updated_at < ${olderThan} ORDER BY updated_at LIMIT ${BATCH}))
         AND updated_at < ${olderThan}
       RETURNING 1)

@@ -14,7 +14,6 @@ import { outcomeFromRefund, type Refunded, type RefundReconciled, refundReferenc
 import {
   completeStaleRefundRow,
   findDeadRefundClaims,
-  findUnrecordedRefunds,
   leaveRefundClaimInDoubt,
   type RefundClaimView,
   type RefundRef,
@@ -26,10 +25,11 @@ import {
   resumeTakenRefundClaim,
   settleRefundClaim,
   takeOverRefundClaim,
+  unclaimedRefundsOf,
 } from '../defences/refund-claim/store.ts';
 import { bootPrefix, instanceName, newAttemptId, newRequestId } from '../instance.ts';
 import { BANK_SETTLEMENT_WINDOW_MS } from '../payments/bank.ts';
-import { askBankRefunds } from '../payments/bank-refunds.ts';
+import { askBankRefunds, refundReport } from '../payments/bank-refunds.ts';
 import { policySource } from '../payments/policy.ts';
 import type { ReconcileOptions } from '../payments/reconcile.ts';
 import {
@@ -222,15 +222,20 @@ async function recordFromRefundReport(
   now: () => number,
 ): Promise<number> {
   await options.at?.('sweep.report');
-  const unrecorded = await findUnrecordedRefunds({
+  const report = await refundReport({
     landedAfter: new Date(options.landedSince ?? now() - 86_400_000),
     landedBy: new Date(options.settledBy ?? now()),
   });
+  // Then the refunds they belong to that record nothing and that nothing claims (the merchant's database).
+  const unclaimed = await unclaimedRefundsOf([...new Set(report.map((refunded) => refunded.merchantRef))]);
   let recorded = 0;
-  for (const refunded of unrecorded) {
-    if (options.orderNos && !options.orderNos.includes(refunded.orderNo)) continue;
+  for (const refunded of report) {
+    const ref = unclaimed.find(
+      (candidate) => refundReference(candidate.orderNo, candidate.refundKey) === refunded.merchantRef,
+    );
+    if (!ref || (options.orderNos && !options.orderNos.includes(ref.orderNo))) continue;
     await options.at?.('sweep.record');
-    if (await recordUnrecordedRefund(refunded, outcomeFromRefund(refunded.orderNo, refunded))) recorded++;
+    if (await recordUnrecordedRefund(ref, outcomeFromRefund(ref.orderNo, refunded))) recorded++;
   }
   return recorded;
 }

@@ -565,23 +565,18 @@ export async function completeStaleRefundRow(seen: RefundClaimView, outcome: Ref
 }
 
 /**
- * Reconciliation against the bank's books: refunds the bank made (landed between the two times) that no refund
- * recorded, and that nothing claims (REQUESTED, no holder, no dedup row in doubt): a claim given back while a late
- * refund was still to land, an attempt of no claim (layers 3 and 4 off) that died after the bank.
+ * Reconciliation against the bank's books: of the refunds the bank made (by their merchant references, read from
+ * the bank's report), those whose refund records nothing and that nothing claims (REQUESTED, no holder): a claim
+ * given back while a late refund was still to land, an attempt of no claim (layers 3 and 4 off) that died after
+ * the bank. Read as they are now; recordUnrecordedRefund judges each again in its own statement.
  */
-export async function findUnrecordedRefunds(window: {
-  landedAfter: Date;
-  landedBy: Date;
-}): Promise<Array<RefundRef & { id: string; amountCents: number; createdAt: Date }>> {
-  return getDb().$queryRaw`
-    SELECT b.id, b.amount_cents AS "amountCents", b.created_at AS "createdAt", r.order_no AS "orderNo",
-      r.refund_key AS "refundKey"
-    FROM bank_refunds b
-      JOIN refunds r ON r.order_no = split_part(b.merchant_ref, '/', 1) AND b.merchant_ref = r.order_no || '/' || r.refund_key
-    WHERE b.created_at > ${window.landedAfter} AND b.created_at <= ${window.landedBy}
-      AND r.status = 'REQUESTED' AND r.attempt_id IS NULL
-    ORDER BY b.created_at, b.id
-    LIMIT 500`;
+export async function unclaimedRefundsOf(merchantRefs: string[]): Promise<RefundRef[]> {
+  if (merchantRefs.length === 0) return [];
+  return getDb().$queryRaw<RefundRef[]>`
+    SELECT r.order_no AS "orderNo", r.refund_key AS "refundKey"
+    FROM unnest(${merchantRefs}::text[]) AS m(ref)
+      JOIN refunds r ON r.order_no = split_part(m.ref, '/', 1) AND m.ref = r.order_no || '/' || r.refund_key
+    WHERE r.status = 'REQUESTED' AND r.attempt_id IS NULL`;
 }
 
 /**
