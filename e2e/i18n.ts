@@ -15,6 +15,9 @@ export const ALLOWED = new Set([
   'Playwright',
   'Chromium',
   'Stripe',
+  // The database failover's high-availability manager and proxy (docs/decisions/034).
+  'Patroni',
+  'HAProxy',
   // The HTTP clients of docs/clients.md, whose recipes the answer matrix runs.
   'undici',
   'RetryAgent',

@@ -17,6 +17,7 @@ import {
   type AnswerSees,
   type Charges,
   CONFIGURATIONS,
+  DATABASE_FAILOVER_ROWS,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
   REFUND_KEY_COLUMNS,
@@ -54,6 +55,7 @@ const README_BLOCKS = {
   release: 'release-rule-matrix',
   answers: 'duplicate-answer-matrix',
   refunds: 'refund-key-matrix',
+  databaseFailover: 'database-failover-matrix',
 } as const;
 
 /** A table: its rows and columns, by id and title. */
@@ -66,6 +68,7 @@ const KEYS: Shape = {
 const RELEASE: Shape = { rows: RELEASE_ROWS, columns: RELEASE_COLUMNS };
 const ANSWERS: Shape = { rows: ANSWER_ROWS, columns: ANSWER_COLUMNS };
 const REFUNDS: Shape = { rows: REFUND_ROWS, columns: REFUND_KEY_COLUMNS };
+const DATABASE_FAILOVER: Shape = { rows: DATABASE_FAILOVER_ROWS, columns: CONFIGURATIONS };
 
 export default class MatrixReporter implements Reporter {
   private cells = new Map<string, CellRecord>();
@@ -73,6 +76,7 @@ export default class MatrixReporter implements Reporter {
   private releaseCells = new Map<string, CellRecord>();
   private answerCells = new Map<string, CellRecord>();
   private refundCells = new Map<string, CellRecord>();
+  private failoverCells = new Map<string, CellRecord>();
   private started = Date.now();
   private readonly results: string;
 
@@ -87,6 +91,7 @@ export default class MatrixReporter implements Reporter {
       ['release-cell', this.releaseCells],
       ['answer-cell', this.answerCells],
       ['refund-cell', this.refundCells],
+      ['db-failover-cell', this.failoverCells],
     ] as const) {
       // Most tests record one cell; a row run once for all its cells (matrix.ts `oneRun`) records eight.
       const recorded = result.annotations.filter((a) => a.type === type);
@@ -110,15 +115,22 @@ export default class MatrixReporter implements Reporter {
       releaseCells: [...this.releaseCells.values()],
       answerCells: [...this.answerCells.values()],
       refundCells: [...this.refundCells.values()],
+      failoverCells: [...this.failoverCells.values()],
     };
     const { cells, keyCells, releaseCells, answerCells, refundCells } = all;
-    if ([cells, keyCells, releaseCells, answerCells, refundCells].every((list) => list.length === 0)) return;
+    if ([cells, keyCells, releaseCells, answerCells, refundCells, all.failoverCells].every((l) => l.length === 0))
+      return;
     const complete =
       cells.length === SCENARIOS.length * CONFIGURATIONS.length &&
       keyCells.length === KEY_STRATEGY_ROWS.length * KEY_STRATEGY_COLUMNS.length &&
       releaseCells.length === RELEASE_ROWS.length * RELEASE_COLUMNS.length &&
       answerCells.length === ANSWER_ROWS.length * ANSWER_COLUMNS.length &&
       refundCells.length === REFUND_ROWS.length * REFUND_KEY_COLUMNS.length;
+    // Only `npm run scenarios` runs the database failover (its own servers): a whole run without it keeps the last.
+    if (complete && all.failoverCells.length === 0) {
+      all.failoverCells = lastMatrix(this.results)?.databaseFailover?.cells ?? [];
+    }
+    const { failoverCells } = all;
     const run = {
       runAt: new Date().toISOString(),
       durationSeconds: Math.round((Date.now() - this.started) / 1000),
@@ -134,7 +146,9 @@ export default class MatrixReporter implements Reporter {
     writeFileSync(path.join(this.results, 'matrix.md'), markdown(shown, run));
     if (
       complete &&
-      [...cells, ...keyCells, ...releaseCells, ...answerCells, ...refundCells].every((cell) => cell.pass)
+      [...cells, ...keyCells, ...releaseCells, ...answerCells, ...refundCells, ...failoverCells].every(
+        (cell) => cell.pass,
+      )
     ) {
       writeFileSync(path.join(ROOT, 'docs/scenario-matrix.json'), `${JSON.stringify(data, null, 2)}\n`);
       writeFileSync(path.join(ROOT, 'docs/scenario-matrix.md'), markdown(all));
@@ -143,12 +157,16 @@ export default class MatrixReporter implements Reporter {
       updateReadme(README_BLOCKS.release, table(RELEASE, releaseCells));
       updateReadme(README_BLOCKS.answers, table(ANSWERS, answerCells));
       updateReadme(README_BLOCKS.refunds, table(REFUNDS, refundCells));
+      updateReadme(README_BLOCKS.databaseFailover, table(DATABASE_FAILOVER, failoverCells));
     }
     console.log(`\n${summary(PROOF, cells, 'Scenario matrix')}`);
     if (keyCells.length > 0) console.log(`\n${summary(KEYS, keyCells, 'Key-strategy matrix (layer 2 alone)')}`);
     if (releaseCells.length > 0) console.log(`\n${summary(RELEASE, releaseCells, 'Release-rule matrix (layers 0-4)')}`);
     if (answerCells.length > 0) console.log(`\n${summary(ANSWERS, answerCells, 'Answer matrix (five clients)')}`);
     if (refundCells.length > 0) console.log(`\n${summary(REFUNDS, refundCells, 'Refund-key matrix', 'refunds')}`);
+    if (this.failoverCells.size > 0) {
+      console.log(`\n${summary(DATABASE_FAILOVER, failoverCells, 'Database-failover matrix (PostgreSQL, Patroni)')}`);
+    }
   }
 
   printsToStdio(): boolean {
@@ -174,6 +192,7 @@ function mergedWithLast(run: AllCells, results: string): AllCells {
     releaseCells: merge(last?.releaseRules?.cells, run.releaseCells),
     answerCells: merge(last?.duplicateAnswers?.cells, run.answerCells),
     refundCells: merge(last?.refundKeys?.cells, run.refundCells),
+    failoverCells: merge(last?.databaseFailover?.cells, run.failoverCells),
   };
 }
 
@@ -183,6 +202,7 @@ type StoredMatrix = {
   releaseRules?: { cells?: CellRecord[] };
   duplicateAnswers?: { cells?: CellRecord[] };
   refundKeys?: { cells?: CellRecord[] };
+  databaseFailover?: { cells?: CellRecord[] };
 };
 
 function lastMatrix(results: string): StoredMatrix | undefined {
@@ -197,7 +217,12 @@ function lastMatrix(results: string): StoredMatrix | undefined {
 }
 
 const countOf = (all: AllCells) =>
-  all.cells.length + all.keyCells.length + all.releaseCells.length + all.answerCells.length + all.refundCells.length;
+  all.cells.length +
+  all.keyCells.length +
+  all.releaseCells.length +
+  all.answerCells.length +
+  all.refundCells.length +
+  all.failoverCells.length;
 
 type Outcome = { charges: Charges; sees: string };
 const sameOutcome = (a: Outcome, b: Outcome) => a.charges === b.charges && a.sees === b.sees;
@@ -208,9 +233,10 @@ type AllCells = {
   releaseCells: CellRecord[];
   answerCells: CellRecord[];
   refundCells: CellRecord[];
+  failoverCells: CellRecord[];
 };
 
-function matrixData({ cells, keyCells, releaseCells, answerCells, refundCells }: AllCells) {
+function matrixData({ cells, keyCells, releaseCells, answerCells, refundCells, failoverCells }: AllCells) {
   return {
     configurations: CONFIGURATIONS.map(({ id, title }) => ({ id, title })),
     scenarios: SCENARIOS.map(({ id, title, source }) => ({ id, title, source })),
@@ -245,6 +271,11 @@ function matrixData({ cells, keyCells, releaseCells, answerCells, refundCells }:
       columns: REFUND_KEY_COLUMNS,
       rows: REFUND_ROWS.map(({ id, title, channel, owedCents, why }) => ({ id, title, channel, owedCents, why })),
       cells: sorted(REFUNDS, refundCells),
+    },
+    databaseFailover: {
+      columns: CONFIGURATIONS.map(({ id, title }) => ({ id, title })),
+      rows: DATABASE_FAILOVER_ROWS.map(({ id, title, synchronous }) => ({ id, title, synchronous })),
+      cells: sorted(DATABASE_FAILOVER, failoverCells),
     },
   };
 }
@@ -291,10 +322,10 @@ function table(shape: Shape, cells: CellRecord[]): string {
 }
 
 function markdown(
-  { cells, keyCells, releaseCells, answerCells, refundCells }: AllCells,
+  { cells, keyCells, releaseCells, answerCells, refundCells, failoverCells }: AllCells,
   run?: { runAt: string; durationSeconds: number; machine: string },
 ): string {
-  const failed = [...cells, ...keyCells, ...releaseCells, ...answerCells, ...refundCells].filter(
+  const failed = [...cells, ...keyCells, ...releaseCells, ...answerCells, ...refundCells, ...failoverCells].filter(
     (cell) => !cell.pass,
   ).length;
   return [
@@ -343,6 +374,12 @@ function markdown(
     table(REFUNDS, refundCells),
     '',
     ...REFUND_ROWS.map((row) => `- ${row.title}: ${row.why}.`),
+    '',
+    '## The database fails over: what a lost commit costs',
+    '',
+    'The Redis failover row’s mirror (docs/decisions/034-database-failover.md). PostgreSQL runs as a primary and a streaming replica under Patroni, reached through HAProxy; the bank keeps its books in a database of its own. Eight payments, one per configuration, wait at the bank (3 s) when the primary is killed; Patroni promotes the replica; each client retries with its key. Asynchronous: the replica had not received the payments’ claims (the test holds that window open), so layers 3 and 4 find the order unpaid. Synchronous: a commit returned only once the replica had it. `npm run scenarios` only.',
+    '',
+    table(DATABASE_FAILOVER, failoverCells),
     '',
   ].join('\n');
 }

@@ -48,6 +48,12 @@ export type Matrix = {
     rows: Array<{ id: string; title: string; channel: string; owedCents: number; why: string }>;
     cells: MatrixCell[];
   };
+  /** The database-failover matrix: PostgreSQL under Patroni loses its primary, one row per replication mode. */
+  databaseFailover?: {
+    columns: Array<{ id: string; title: string }>;
+    rows: Array<{ id: string; title: string; synchronous: boolean }>;
+    cells: MatrixCell[];
+  };
   from: 'latest run' | 'docs';
 };
 

@@ -257,7 +257,13 @@ async function main(): Promise<number> {
       await timed('end to end, scenarios included (Playwright)', () => playwright(['--project=chromium']));
     }
     if (wanted('scenarios')) {
-      await timed('scenario matrix (Playwright)', () => playwright(['--project=chromium', 'e2e/scenarios']));
+      // With the database-failover rows, which only this command runs (e2e/scenarios/pg-failover.spec.ts).
+      await timed('scenario matrix (Playwright)', () =>
+        run(npx('playwright'), ['test', '--project=chromium', 'e2e/scenarios', ...passThrough], {
+          ...env,
+          DATABASE_FAILOVER_SCENARIOS: '1',
+        }),
+      );
     }
     if (wanted('screenshots')) {
       await timed('docs screenshots (Playwright)', () => playwright(['--project=screenshots']));

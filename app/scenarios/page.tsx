@@ -94,6 +94,17 @@ export default async function ScenariosPage() {
             cells={matrix.cells}
           />
           <DetailMatrices matrix={matrix} />
+          {matrix.databaseFailover && matrix.databaseFailover.cells.length > 0 ? (
+            <DetailTable
+              part="failover"
+              columns={matrix.databaseFailover.columns.map((column) => ({
+                ...column,
+                title: configurationTitle(column),
+              }))}
+              rows={matrix.databaseFailover.rows}
+              cells={matrix.databaseFailover.cells}
+            />
+          ) : null}
         </>
       )}
     </>
@@ -181,7 +192,7 @@ function RefundMatrix({ matrix }: { matrix: Matrix }) {
 
 /** One detail's table under its heading and introduction (scenarios.<part>Title, <part>Intro, <part>Caption). */
 function DetailTable(props: {
-  part: 'keys' | 'release' | 'answers' | 'refunds';
+  part: 'keys' | 'release' | 'answers' | 'refunds' | 'failover';
   columns: Array<{ id: string; title: string }>;
   rows: Row[];
   cells: MatrixCell[];

@@ -8,6 +8,7 @@ import {
   type Charges,
   CONFIGURATIONS,
   chargesBucket,
+  DATABASE_FAILOVER_ROWS,
   expectedCell,
   expectedKeyCell,
   KEY_STRATEGIES,
@@ -75,8 +76,11 @@ export function scenarioInOneRun(
     labOf: (layers: Layers) => Parameters<typeof createOrder>[1],
   ) => Promise<RunCell[]>,
 ): void {
-  const declared = SCENARIOS.find((s) => s.id === id);
+  // A row of the proof matrix, or of the database-failover matrix (its cells are recorded for that table).
+  const failoverRow = DATABASE_FAILOVER_ROWS.find((s) => s.id === id);
+  const declared = failoverRow ?? SCENARIOS.find((s) => s.id === id);
   if (!declared?.oneRun) throw new Error(`scenario ${id} is not declared in matrix.ts as run once for its row`);
+  const cellType = failoverRow ? 'db-failover-cell' : 'matrix-cell';
   test.describe(`scenario: ${declared.title}`, { tag: rowTag(declared.id) }, () => {
     test(title, async ({ request, db }, testInfo) => {
       // A whole row in one run (a Redis failover, its own servers and app): a guard against a hang, sized for a
@@ -98,7 +102,7 @@ export function scenarioInOneRun(
         if (!cell || chargeTotal === undefined) continue;
         const expected = expectedCell(declared, configuration.layers);
         const actual = { charges: chargesBucket(chargeTotal), sees: cell.sees, chargeCount: chargeTotal };
-        annotateCell(testInfo, declared, configuration.id, expected, actual);
+        annotateCell(testInfo, declared, configuration.id, expected, actual, cellType);
         expect.soft(outcomeOf(actual), `${declared.title} / ${configuration.title}`).toEqual(outcomeOf(expected));
       }
     });
@@ -112,9 +116,10 @@ function annotateCell(
   configuration: string,
   expected: { charges: Charges; sees: Sees },
   actual: Actual,
+  type: 'matrix-cell' | 'db-failover-cell' = 'matrix-cell',
 ): void {
   testInfo.annotations.push({
-    type: 'matrix-cell',
+    type,
     description: JSON.stringify({
       scenario: declared.id,
       configuration,

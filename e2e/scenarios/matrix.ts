@@ -254,6 +254,50 @@ export const SCENARIOS: Scenario[] = [
   },
 ];
 
+// The database-failover matrix: the Redis failover row's mirror. PostgreSQL, through Patroni (a primary, a streaming
+// replica, HAProxy in front), loses its primary while the eight payments wait at the bank; the replica is promoted.
+// The bank keeps its books in a database of its own, which does not fail over (BANK_DATABASE_URL). It runs in
+// `npm run scenarios` only (its own servers: etcd, two Patroni nodes, HAProxy; about a minute a row).
+
+/** A row of the database-failover matrix: one failover, replication asynchronous or synchronous. */
+export type DatabaseFailoverRow = Scenario & { synchronous: boolean };
+
+export const DATABASE_FAILOVER_ROWS: DatabaseFailoverRow[] = [
+  {
+    id: 'pg-failover-async',
+    title: 'PostgreSQL fails over, replication asynchronous',
+    source: 4,
+    synchronous: false,
+    // The primary acknowledged the claims (layers 3 and 4) before the replica had them: promoted, it never saw
+    // them, and the order is unpaid again. The client's retry, with its key, is stopped by what was not in
+    // PostgreSQL: the key's claim in Redis (layer 2) and the bank's key (5). Layers 3 and 4 alone charge again.
+    stoppedBy: { requestKey: 'first outcome', bankKey: 'first outcome' },
+    unstopped: 'paid',
+    bankLatencyMs: 3_000,
+    // The order's own lease, longer than the bank holds it: the first attempt's claim is not given up for dead.
+    lab: { claims: { leaseMs: 10_000 } },
+    oneRun: true,
+  },
+  {
+    id: 'pg-failover-sync',
+    title: 'PostgreSQL fails over, replication synchronous',
+    source: 4,
+    synchronous: true,
+    // A commit returned only once the replica had it on disk: the promoted replica holds every claim, and layers 3
+    // and 4 stop the retry as they would have on the old primary.
+    stoppedBy: {
+      requestKey: 'first outcome',
+      stateMachine: 'first outcome',
+      uniqueConstraint: 'first outcome',
+      bankKey: 'first outcome',
+    },
+    unstopped: 'paid',
+    bankLatencyMs: 3_000,
+    lab: { claims: { leaseMs: 10_000 } },
+    oneRun: true,
+  },
+];
+
 // The key-strategy matrix: the article's first detail. Layer 2 alone (the pending UI off too), under each
 // way of making its key. A strategy stops a duplicate only if the retry carries the same key: the business
 // identity always does; a hash of the parameters does only when the retry resends the very same bytes

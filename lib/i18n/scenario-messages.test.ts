@@ -8,6 +8,7 @@ import {
   ANSWER_COLUMNS,
   ANSWER_ROWS,
   CONFIGURATIONS,
+  DATABASE_FAILOVER_ROWS,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
   REFUND_ROWS,
@@ -21,13 +22,14 @@ import { MESSAGES } from './messages.ts';
 const en = MESSAGES.en;
 
 describe('the scenarios’ messages', () => {
-  it('title every scenario of the five matrices as the matrix does', () => {
+  it('title every scenario of the six matrices as the matrix does', () => {
     const scenarios = [
       ...SCENARIOS,
       ...KEY_STRATEGY_ROWS.map((row) => row.scenario),
       ...RELEASE_ROWS,
       ...ANSWER_ROWS,
       ...REFUND_ROWS,
+      ...DATABASE_FAILOVER_ROWS,
     ];
     expect(Object.fromEntries(scenarios.map((s) => [s.id, s.title]))).toEqual(en.scenarios.titles);
   });

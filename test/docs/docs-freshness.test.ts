@@ -18,6 +18,7 @@ import { WITHOUT_DEFENCES } from '../../conformance/demo-adapter';
 import {
   ANSWER_ROWS,
   CONFIGURATIONS,
+  DATABASE_FAILOVER_ROWS,
   expectedCell,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
@@ -326,12 +327,14 @@ describe('the counts README and docs state', () => {
     expect(tags(block('release-rule-matrix')), again).toEqual(RELEASE_ROWS.map((r) => r.id));
     expect(tags(block('duplicate-answer-matrix')), again).toEqual(ANSWER_ROWS.map((r) => r.id));
     expect(tags(block('refund-key-matrix')), again).toEqual(REFUND_ROWS.map((r) => r.id));
+    expect(tags(block('database-failover-matrix')), again).toEqual(DATABASE_FAILOVER_ROWS.map((r) => r.id));
     expect(tags(read('docs/scenario-matrix.md')), again).toEqual([
       ...SCENARIOS.map((s) => s.id),
       ...KEY_STRATEGY_ROWS.map((r) => r.scenario.id),
       ...RELEASE_ROWS.map((r) => r.id),
       ...ANSWER_ROWS.map((r) => r.id),
       ...REFUND_ROWS.map((r) => r.id),
+      ...DATABASE_FAILOVER_ROWS.map((r) => r.id),
     ]);
   });
 });

@@ -17,6 +17,7 @@ import {
   ANSWER_TAG,
   CLIENT_RESEND,
   CONFIGURATIONS,
+  DATABASE_FAILOVER_ROWS,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
   KEY_STRATEGY_TAG,
@@ -199,6 +200,8 @@ describe('the matrix rows', () => {
     ...ANSWER_ROWS.map((row) => ({ scenario: row, runs: ANSWER_COLUMNS.length })),
     // The refund-key matrix: a row per scenario of refunds, a cell per way of making a refund's key.
     ...REFUND_ROWS.map((row) => ({ scenario: row, runs: REFUND_KEY_COLUMNS.length })),
+    // The database-failover matrix: a row per replication mode, run once for its eight cells (`npm run scenarios`).
+    ...DATABASE_FAILOVER_ROWS.map((row) => ({ scenario: row, runs: 1 })),
   ];
 
   it.each(rows)('$scenario.id: its command selects exactly its row', ({ scenario, runs }) => {
