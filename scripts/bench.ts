@@ -8,8 +8,10 @@
 //   6. chaos storm: callers, faults, crashes and outages at once; invariants checked in SQL (lib/chaos-storm.ts)
 // Its parts: lib/bench/ (plan, drive, cost, peer, report) and lib/chaos-storm.ts with lib/chaos/.
 //   7. cost as data grows: 10^3 and 10^6 orders, a day of request keys, the background jobs (lib/bench/scale.ts)
+//   8. replicated PostgreSQL (Patroni): the payment with replication asynchronous and synchronous (lib/bench/replication.ts)
 // `BENCH_ONLY=chaos npm run bench` runs section 6 alone and writes bench/results.chaos.md and .json instead,
-// so that a partial run never overwrites the full results; `BENCH_ONLY=scale` section 7 (bench/results.scale.*). A broken invariant fails the run (exit code 1).
+// so that a partial run never overwrites the full results; `BENCH_ONLY=scale` section 7 (bench/results.scale.*); `BENCH_ONLY=replication` section 8 (bench/results.replication.*, and its
+// section of bench/results.md, dated). A broken invariant fails the run (exit code 1).
 import { rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
@@ -20,7 +22,15 @@ import { costOf } from './lib/bench/cost.ts';
 import { createOrders, freshPayments, measureInTurns, postLoad, run, say, stopApp } from './lib/bench/drive.ts';
 import { peerBenchmark } from './lib/bench/peer.ts';
 import { BASE, CONNECTIONS, type Load, log, ONLY, PORTS, SECONDS, WARMUP_SECONDS } from './lib/bench/plan.ts';
-import { type BenchResults, versions, writeChaosOnly, writeResults, writeScaleOnly } from './lib/bench/report.ts';
+import { measureReplication } from './lib/bench/replication.ts';
+import {
+  type BenchResults,
+  versions,
+  writeChaosOnly,
+  writeReplicationOnly,
+  writeResults,
+  writeScaleOnly,
+} from './lib/bench/report.ts';
 import { measureScale } from './lib/bench/scale.ts';
 import { describeFailures, runChaosStorm } from './lib/chaos-storm.ts';
 import { applyMigrations } from './lib/migrations.ts';
@@ -29,8 +39,8 @@ import { ROOT } from './lib/paths.ts';
 import { startServices } from './lib/services.ts';
 
 async function main(): Promise<void> {
-  if (ONLY !== undefined && ONLY !== 'chaos' && ONLY !== 'scale') {
-    throw new Error(`BENCH_ONLY: unknown section "${ONLY}" (known: chaos, scale)`);
+  if (ONLY !== undefined && !['chaos', 'scale', 'replication'].includes(ONLY)) {
+    throw new Error(`BENCH_ONLY: unknown section "${ONLY}" (known: chaos, scale, replication)`);
   }
   rmSync(path.join(ROOT, '.data/bench'), { recursive: true, force: true });
   const services = await startServices({
@@ -68,7 +78,15 @@ async function main(): Promise<void> {
       writeScaleOnly(await scaleOf(), await versions(db, redis));
       return;
     }
+    // 8. Replicated PostgreSQL: a topology and an app of its own.
+    const replicationOf = () =>
+      measureReplication({ redisUrl: services.redisUrl, appEnv: appEnv as NodeJS.ProcessEnv });
+    if (ONLY === 'replication') {
+      writeReplicationOnly(await replicationOf(), await versions(db, redis));
+      return;
+    }
     const scale = measured ? await scaleOf() : undefined;
+    const replication = measured ? await replicationOf() : undefined;
 
     // 6. The chaos storm, last: it kills the app and restarts the servers. It runs an app of its own on the
     // same port (the one above is stopped by now), under an INSTANCE_NAME of its own.
@@ -81,7 +99,7 @@ async function main(): Promise<void> {
       log,
     });
     const v = await versions(db, redis);
-    if (measured && scale) writeResults({ ...measured, scale, chaos }, v);
+    if (measured && scale && replication) writeResults({ ...measured, scale, replication, chaos }, v);
     else writeChaosOnly(chaos, v);
     // The results are written first (the failure is in them too), then the run fails, naming the orders.
     if (chaos.checks.some((check) => check.failing.length > 0)) {
@@ -103,7 +121,7 @@ async function measureThroughput(
   redis: Redis,
   redisUrl: string,
   appEnv: NodeJS.ProcessEnv,
-): Promise<Omit<BenchResults, 'chaos' | 'scale'>> {
+): Promise<Omit<BenchResults, 'chaos' | 'scale' | 'replication'>> {
   const app = startApp({
     port: PORTS.app,
     env: { ...appEnv, BENCH_ROUTES: 'true', INSTANCE_NAME: 'bench' },

@@ -8,6 +8,7 @@ import { type ChaosResults, chaosSection } from '../chaos-storm.ts';
 import { ROOT } from '../paths.ts';
 import type { peerBenchmark } from './peer.ts';
 import { CONNECTIONS, type Load, log, SECONDS, WARMUP_SECONDS } from './plan.ts';
+import { type ReplicationResults, replicationSection } from './replication.ts';
 import { type ScaleResults, scaleSection } from './scale.ts';
 
 export async function versions(db: pg.Pool, redis: Redis) {
@@ -41,6 +42,7 @@ export type BenchResults = {
   cost: { payment: Cost; replay: Cost; otherKey: Cost; ideal: Cost; refund: Cost; refundReplay: Cost };
   peer: Awaited<ReturnType<typeof peerBenchmark>>;
   scale: ScaleResults;
+  replication: ReplicationResults;
   chaos: ChaosResults;
 };
 
@@ -163,8 +165,43 @@ Concurrent duplicates: 20 calls with one key at once, the work takes 50 ms. The 
 
 ${chaosSection(r.chaos)}
 
-${scaleSection(r.scale)}`;
+${scaleSection(r.scale)}
+
+${REPLICATION_START}
+${replicationSection(r.replication)}
+${REPLICATION_END}
+`;
   writeFiles('bench/results', md, r);
+}
+
+const REPLICATION_START = '<!-- replication:start -->';
+const REPLICATION_END = '<!-- replication:end -->';
+
+/**
+ * `BENCH_ONLY=replication`: section 8 alone, in files of its own, and in its place in bench/results.md and .json
+ * (dated: the other sections keep their own run's date).
+ */
+export function writeReplicationOnly(replication: ReplicationResults, v: Awaited<ReturnType<typeof versions>>): void {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const when = `Run ${new Date().toISOString()} by \`BENCH_ONLY=replication npm run bench\` on ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB, loopback only; Node ${v.node}, Next.js ${v.next}, Redis ${v.redis}. Load: autocannon, ${CONNECTIONS} connections, ${SECONDS} s per measurement after ${WARMUP_SECONDS} s of warm-up.`;
+  writeFiles(
+    'bench/results.replication',
+    `# Benchmarks: replicated PostgreSQL, alone\n\n${when}\n\n${replicationSection(replication, '## Replicated PostgreSQL: what synchronous commit costs')}\n`,
+    { replication },
+  );
+  const file = path.join(ROOT, 'bench/results.md');
+  const md = readFileSync(file, 'utf8');
+  const start = md.indexOf(REPLICATION_START);
+  const end = md.indexOf(REPLICATION_END);
+  const section = `${replicationSection(replication)}\n\nThis section was measured alone. ${when}`;
+  const next =
+    start >= 0 && end > start
+      ? `${md.slice(0, start + REPLICATION_START.length)}\n${section}\n${md.slice(end)}`
+      : `${md.trimEnd()}\n\n${REPLICATION_START}\n${section}\n${REPLICATION_END}\n`;
+  writeFileSync(file, next);
+  const json = JSON.parse(readFileSync(path.join(ROOT, 'bench/results.json'), 'utf8')) as Record<string, unknown>;
+  writeFileSync(path.join(ROOT, 'bench/results.json'), `${JSON.stringify({ ...json, replication }, null, 2)}\n`);
+  log('wrote section 8 into bench/results.md and bench/results.json');
 }
 
 /** `BENCH_ONLY=scale`: section 7 alone, in files of its own (bench/results.md keeps the full run's). */
