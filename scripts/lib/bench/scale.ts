@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { ALL_LAYERS_ON, onlyLayers } from '../../../lib/lab/settings.ts';
 import { freshDatabase } from '../migrations.ts';
 import { startApp, waitForApp } from '../next-app.ts';
@@ -33,6 +34,8 @@ export type ScaleResults = {
   large: ScaleSize;
   fillSeconds: number;
   redis: { keys: number; bytesPerKey: number; recordBytes: number; ttlHours: number; factsBytes: number };
+  /** The lab's timeline and the rate limiter's counts: what they keep, bounded by their caps and times to live. */
+  lab: LabAndLimitBytes;
   /** PostgreSQL, per order of the large database (every table a paid order writes to, with its indexes). */
   postgres: { bytesPerOrder: number; tables: Array<{ table: string; bytesPerOrder: number }> };
   /** The payments on the large database, alone and while retention prunes its million orders, in turns. */
@@ -120,6 +123,7 @@ export async function measureScale(options: {
     // A real request-key record, from the large instance's warm-up, copied for a day at 100 payments a second.
     await (loads[1] as (seconds: number) => Promise<Load>)(WARMUP_SECONDS);
     await admin.config('SET', 'maxmemory', '0');
+    const lab = await labAndLimitBytes(large.redis);
     const redis = await fillRequestKeys(large.redis, KEYS_PER_SECOND * 86_400);
     const [smallLoad, largeLoad] = (await measureInTurns([
       { label: `POST /api/payments on ${small.orders.toLocaleString('en')} orders`, load: loads[0] as never },
@@ -140,6 +144,7 @@ export async function measureScale(options: {
       large: { orders: large.orders, load: largeLoad, jobs: largeJobs },
       fillSeconds,
       redis,
+      lab,
       postgres,
     };
   } finally {
@@ -156,6 +161,76 @@ export async function measureScale(options: {
       sizes.map((size) => `payonce_scale_${size.name}`),
     );
   }
+}
+
+type LabAndLimitBytes = {
+  /** The room's stream (capped at `cap` entries): its bytes and the lanes (payments) it holds. */
+  room: { bytes: number; entries: number; lanes: number; cap: number };
+  /** A viewer's own stream holding one payment's lane (a session that paid once), kept `ttlHours`. */
+  viewerStreamBytes: number;
+  viewerTtlHours: number;
+  /** A rate limiter's count (one per caller and per address, for each of orders and payments), kept a minute. */
+  rateLimitKeyBytes: number;
+};
+
+/**
+ * What the lab's timeline and the rate limiter keep in Redis, measured with Redis's own count (MEMORY USAGE): the
+ * room's stream after the warm-up's payments (its lanes counted), a viewer's stream of one lane (a copy of one
+ * the app wrote, as a session that paid once leaves it), and a rate limiter's count made by the library the app
+ * counts with, as the app names it.
+ */
+async function labAndLimitBytes(redis: Redis): Promise<LabAndLimitBytes> {
+  const room = 'lab:timeline';
+  const entries = await redis.xrange(room, '-', '+');
+  const lanesOf = (fields: string[]) => {
+    const value = fields[fields.indexOf('lanes') + 1];
+    return value ? (JSON.parse(value) as unknown[]) : [];
+  };
+  const lanes = entries.reduce((sum, [, fields]) => sum + lanesOf(fields).length, 0);
+  const oneLane = entries.map(([, fields]) => lanesOf(fields)[0]).find((lane) => lane !== undefined);
+  const probe = '{lab:timeline}:viewer:scale-probe';
+  await redis.xadd(probe, 'MAXLEN', '~', 200, '*', 'lanes', JSON.stringify([oneLane]));
+  await redis.pexpire(probe, 6 * 3_600_000);
+  const limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'rate:payments', points: 120, duration: 60 });
+  await limiter.consume('c.scale-probe');
+  const [viewerStreamBytes, rateLimitKeyBytes, roomBytes] = await Promise.all([
+    redis.memory('USAGE', probe),
+    redis.memory('USAGE', 'rate:payments:c.scale-probe'),
+    redis.memory('USAGE', room),
+  ]);
+  await redis.del(probe, 'rate:payments:c.scale-probe');
+  const result = {
+    room: { bytes: Number(roomBytes ?? 0), entries: entries.length, lanes, cap: 1_000 },
+    viewerStreamBytes: Number(viewerStreamBytes ?? 0),
+    viewerTtlHours: 6,
+    rateLimitKeyBytes: Number(rateLimitKeyBytes ?? 0),
+  };
+  log(
+    `scale: the room's timeline ${result.room.bytes} bytes for ${lanes} lanes in ${entries.length} entries; a viewer's stream of one lane ${result.viewerStreamBytes} bytes; a rate-limit count ${result.rateLimitKeyBytes} bytes`,
+  );
+  return result;
+}
+
+/** The timeline's and the rate limiter's share of the sizing: bounded by caps and times to live, not by the day. */
+function labSizing(lab: LabAndLimitBytes | undefined): string {
+  if (!lab) return '';
+  const n = (value: number) => Math.round(value).toLocaleString('en');
+  const perLane = lab.room.lanes > 0 ? lab.room.bytes / lab.room.lanes : 0;
+  const lanesPerEntry = lab.room.entries > 0 ? lab.room.lanes / lab.room.entries : 0;
+  // At 100 payments a second the timeline's 25 ms batches hold about 2.5 lanes an entry.
+  const roomAtCap = lab.room.cap * 2.5 * perLane;
+  const viewers = KEYS_PER_SECOND * lab.viewerTtlHours * 3_600;
+  const limits = KEYS_PER_SECOND * 60 * 2;
+  const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 0)} MB`;
+  return `
+Beside them, the lab's timeline (the lab on, as in this run) and the rate limiter's counts, each bounded by a cap or
+a time to live, not by the day: the room's stream held ${n(lab.room.bytes)} bytes for ${n(lab.room.lanes)} payments' lanes in ${lab.room.entries} entries
+(${n(perLane)} bytes a lane, ${lanesPerEntry.toFixed(1)} lanes an entry at this run's rate), capped at ${n(lab.room.cap)} entries: at 100 payments a
+second (2.5 lanes an entry) about ${mb(roomAtCap)}. Each viewer (a session, an API caller) has a stream of its own, at most 200 entries,
+kept ${lab.viewerTtlHours} h: ${n(lab.viewerStreamBytes)} bytes for one lane, so a day at 100 payments a second from as many sessions keeps ${n(viewers)}
+of them, ${mb(viewers * lab.viewerStreamBytes)} (a workshop's lab, never a shop's: \`LAB_ENABLED=false\` writes none). A rate limiter's count is
+${n(lab.rateLimitKeyBytes)} bytes and lives a minute, one per caller and one per address for payments (and for orders): at 100 payments a second
+from as many callers, at most ${n(limits)} of them, ${mb(limits * lab.rateLimitKeyBytes)}.`;
 }
 
 /**
@@ -408,5 +483,6 @@ ${s.redis.ttlHours.toFixed(0)} h) and ${s.redis.factsBytes} bytes of the order's
 payments): ${gib(day * s.postgres.bytesPerOrder)} a day in PostgreSQL, kept as long as retention keeps orders (30 days:
 ${gib(30 * day * s.postgres.bytesPerOrder)}), and ${gib(day * s.redis.bytesPerKey)} of request keys in Redis, which their time to live keeps at a day's worth
 (the demo's own Redis is capped at 256 MB, \`noeviction\`: about ${n(Math.floor((256 * 2 ** 20) / Math.max(s.redis.bytesPerKey, 1)))} keys, a shop's must be sized for its day).
+${labSizing(s.lab)}
 `;
 }
