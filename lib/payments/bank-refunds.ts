@@ -16,6 +16,7 @@ import {
   BankKeyInUseError,
   BankTimeoutError,
   BankUnavailableError,
+  REPORT_PAGE,
   raiseFence,
   underRaisedFence,
 } from './bank.ts';
@@ -150,16 +151,30 @@ export async function refundsOfOrder(orderNo: string, now: () => number = Date.n
     WHERE c.merchant_ref = ${orderNo} AND r.created_at <= ${new Date(now())} ORDER BY r.created_at, r.id`;
 }
 
-/** The refunds that landed between the two times, oldest first: the bank's report, as settlementReport is for charges. */
-export async function refundReport(window: {
+export type ReportedRefund = BankRefund & { merchantRef: string };
+
+/**
+ * The refunds that landed after `landedAfter` and by `landedBy`, oldest first: the bank's report, as settlementReport
+ * is for charges, and paged the same way (REPORT_PAGE at most, the page after the refund `after`); for these orders'
+ * refunds only if `orderNos` is given.
+ */
+export async function refundReport(query: {
   landedAfter: Date;
   landedBy: Date;
-}): Promise<Array<BankRefund & { merchantRef: string }>> {
+  orderNos?: string[];
+  after?: ReportedRefund;
+}): Promise<ReportedRefund[]> {
+  const orders = query.orderNos
+    ? Prisma.sql`AND split_part(merchant_ref, '/', 1) = ANY(${query.orderNos}::text[])`
+    : Prisma.empty;
+  const after = query.after
+    ? Prisma.sql`AND (created_at, id) > (${query.after.createdAt}::timestamptz, ${query.after.id})`
+    : Prisma.empty;
   return getBankDb().$queryRaw`
     SELECT id, charge_id AS "chargeId", merchant_ref AS "merchantRef", amount_cents AS "amountCents",
       created_at AS "createdAt"
     FROM bank_refunds
-    WHERE created_at > ${window.landedAfter} AND created_at <= ${window.landedBy}
+    WHERE created_at > ${query.landedAfter} AND created_at <= ${query.landedBy} ${orders} ${after}
     ORDER BY created_at, id
-    LIMIT 500`;
+    LIMIT ${REPORT_PAGE}`;
 }

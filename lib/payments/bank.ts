@@ -243,22 +243,30 @@ export async function underRaisedFence<T>(
 /** A charge on the bank's settlement report: whose it is, and when it landed. */
 export type SettledCharge = Charge & { merchantRef: string };
 
+/** How many charges a page of the settlement report lists: a reader asks for the next page after the last one. */
+export const REPORT_PAGE = 5_000;
+
 /**
  * The settlement report, what a processor sends its merchant every day (and what reconciliation, 对账, compares
  * with the merchant's own books): every charge that landed after `landedAfter` and by `landedBy`, oldest first,
- * for these merchant references only if `merchantRefs` is given.
+ * for these merchant references only if `merchantRefs` is given; a page of REPORT_PAGE at most, the one after
+ * the charge `after` when given.
  */
 export async function settlementReport(query: {
   landedAfter: Date;
   landedBy: Date;
   merchantRefs?: string[];
+  after?: SettledCharge;
 }): Promise<SettledCharge[]> {
   const refs = query.merchantRefs ? Prisma.sql`AND merchant_ref = ANY(${query.merchantRefs}::text[])` : Prisma.empty;
+  const after = query.after
+    ? Prisma.sql`AND (created_at, id) > (${query.after.createdAt}::timestamptz, ${query.after.id})`
+    : Prisma.empty;
   return getBankDb().$queryRaw<SettledCharge[]>`
     SELECT id, merchant_ref AS "merchantRef", amount_cents AS "amountCents", created_at AS "createdAt" FROM bank_charges
-    WHERE created_at > ${query.landedAfter} AND created_at <= ${query.landedBy} ${refs}
+    WHERE created_at > ${query.landedAfter} AND created_at <= ${query.landedBy} ${refs} ${after}
     ORDER BY created_at, id
-    LIMIT 5000`;
+    LIMIT ${REPORT_PAGE}`;
 }
 
 /** The statement of merchant reference X: every charge that has landed, oldest first. */

@@ -38,7 +38,15 @@ import {
   type Span,
   startSpan,
 } from '../telemetry/spans.ts';
-import { askBank, BANK_SETTLEMENT_WINDOW_MS, type Charge, type Fence, settlementReport } from './bank.ts';
+import {
+  askBank,
+  BANK_SETTLEMENT_WINDOW_MS,
+  type Charge,
+  type Fence,
+  REPORT_PAGE,
+  type SettledCharge,
+  settlementReport,
+} from './bank.ts';
 import { policySource } from './policy.ts';
 
 export type { Reconciled } from '../defences/defence.ts';
@@ -268,19 +276,23 @@ export async function reconcileStalePayments(options: SweepOptions = {}): Promis
 async function recordFromSettlementReport(options: SweepOptions, now: () => number): Promise<number> {
   await options.at?.('sweep.report');
   const landedSince = options.landedSince ?? (options.orderNos ? 0 : now() - 86_400_000);
-  const report = await settlementReport({
-    landedAfter: new Date(landedSince),
-    landedBy: new Date(options.settledBy ?? now()),
-    merchantRefs: options.orderNos,
-  });
-  if (report.length === 0) return 0;
-  const pending = await ordersWithoutTheirCharge([...new Set(report.map((charge) => charge.merchantRef))]);
+  const window = { landedAfter: new Date(landedSince), landedBy: new Date(options.settledBy ?? now()) };
   let recorded = 0;
-  for (const { orderNo } of pending) {
-    const charge = report.find((candidate) => candidate.merchantRef === orderNo);
-    if (!charge) continue;
-    await options.at?.('sweep.record');
-    if (await recordUnrecordedCharge(outcomeFromCharge(orderNo, charge))) recorded++;
+  // Page after page, to the report's end: most of its charges are recorded already, and a page cut before the
+  // merchant's books are read would leave an unrecorded charge beyond it for good (the next sweep's window starts
+  // later).
+  for (let after: SettledCharge | undefined; ; ) {
+    const report = await settlementReport({ ...window, merchantRefs: options.orderNos, after });
+    if (report.length === 0) break;
+    const pending = await ordersWithoutTheirCharge([...new Set(report.map((charge) => charge.merchantRef))]);
+    for (const { orderNo } of pending) {
+      const charge = report.find((candidate) => candidate.merchantRef === orderNo);
+      if (!charge) continue;
+      await options.at?.('sweep.record');
+      if (await recordUnrecordedCharge(outcomeFromCharge(orderNo, charge))) recorded++;
+    }
+    if (report.length < REPORT_PAGE) break;
+    after = report.at(-1);
   }
   return recorded;
 }

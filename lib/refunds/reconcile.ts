@@ -28,8 +28,8 @@ import {
   unclaimedRefundsOf,
 } from '../defences/refund-claim/store.ts';
 import { bootPrefix, instanceName, newAttemptId, newRequestId } from '../instance.ts';
-import { BANK_SETTLEMENT_WINDOW_MS } from '../payments/bank.ts';
-import { askBankRefunds, refundReport } from '../payments/bank-refunds.ts';
+import { BANK_SETTLEMENT_WINDOW_MS, REPORT_PAGE } from '../payments/bank.ts';
+import { askBankRefunds, type ReportedRefund, refundReport } from '../payments/bank-refunds.ts';
 import { policySource } from '../payments/policy.ts';
 import type { ReconcileOptions } from '../payments/reconcile.ts';
 import {
@@ -222,11 +222,26 @@ async function recordFromRefundReport(
   now: () => number,
 ): Promise<number> {
   await options.at?.('sweep.report');
-  const report = await refundReport({
+  const window = {
     landedAfter: new Date(options.landedSince ?? now() - 86_400_000),
     landedBy: new Date(options.settledBy ?? now()),
-  });
-  // Then the refunds they belong to that record nothing and that nothing claims (the merchant's database).
+    orderNos: options.orderNos,
+  };
+  let recorded = 0;
+  // Page after page, to the report's end (as the payments' settlement report is read).
+  for (let after: ReportedRefund | undefined; ; ) {
+    const report = await refundReport({ ...window, after });
+    if (report.length === 0) break;
+    recorded += await recordReported(report, options);
+    if (report.length < REPORT_PAGE) break;
+    after = report.at(-1);
+  }
+  return recorded;
+}
+
+/** Of one page of the bank's refunds, those whose refund records nothing and nothing claims, recorded. */
+async function recordReported(report: ReportedRefund[], options: { at?: RaceHook; orderNos?: string[] }) {
+  // The refunds they belong to that record nothing and that nothing claims (the merchant's database).
   const unclaimed = await unclaimedRefundsOf([...new Set(report.map((refunded) => refunded.merchantRef))]);
   let recorded = 0;
   for (const refunded of report) {

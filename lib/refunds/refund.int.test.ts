@@ -14,6 +14,7 @@ import {
 } from '../../test/payments.ts';
 import { getDb } from '../db.ts';
 import type { LabSettingsPatch } from '../lab/settings.ts';
+import { REPORT_PAGE } from '../payments/bank.ts';
 import { pay } from '../payments/pay.ts';
 import { type CallerScope, clientScope } from '../session.ts';
 import { reconcileStaleRefunds } from './reconcile.ts';
@@ -148,5 +149,24 @@ describe('a refund whose attempt died', () => {
     expect(await getDb().refund.findFirst({ where: { orderNo } })).toMatchObject({ status: 'REQUESTED' });
     await reconcileStaleRefunds({ now: later, orderNos: [orderNo], landedSince: 0 });
     expect(await getDb().refund.findFirst({ where: { orderNo } })).toMatchObject({ status: 'SUCCEEDED' });
+  });
+
+  it('reads the bank’s report to its end: a refund to record behind a full page of others is found', async () => {
+    const { orderNo, who } = await paidOrder({ layers: only('requestKey') });
+    await setOrderLab(orderNo, { layers: only('requestKey'), faults: { crashAfterCharge: true } });
+    await expect(ask(orderNo, who, 500, 'rq-behind-a-page')).rejects.toThrow(SimulatedCrash);
+    // A page of the bank's refunds that landed just before it, none of them this merchant's to record.
+    await getDb().$executeRaw`
+      INSERT INTO bank_refunds (id, charge_id, merchant_ref, amount_cents, created_at)
+      SELECT 'rf_page_' || ${orderNo} || '_' || i, r.charge_id, ${orderNo} || '/elsewhere-' || i, 1,
+        r.created_at - interval '1 second'
+      FROM bank_refunds r, generate_series(1, ${REPORT_PAGE}) AS i
+      WHERE r.merchant_ref LIKE ${`${orderNo}/%`}`;
+    try {
+      await reconcileStaleRefunds({ now: later, orderNos: [orderNo], landedSince: 0 });
+      expect(await getDb().refund.findFirst({ where: { orderNo } })).toMatchObject({ status: 'SUCCEEDED' });
+    } finally {
+      await getDb().$executeRaw`DELETE FROM bank_refunds WHERE id LIKE ${`rf_page_${orderNo}_%`}`;
+    }
   });
 });
