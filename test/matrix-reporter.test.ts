@@ -9,7 +9,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import MatrixReporter from '../e2e/matrix-reporter.ts';
 
 type Cell = { scenario: string; configuration: string; actual: { chargeCount: number }; fresh?: boolean };
-type Stored = { cells: Cell[]; keyStrategies: { cells: Cell[] }; freshCells?: number };
+type Stored = {
+  cells: Cell[];
+  keyStrategies: { cells: Cell[] };
+  releaseRules: { cells: Cell[] };
+  duplicateAnswers: { cells: Cell[] };
+  refundKeys: { cells: Cell[] };
+  databaseFailover: { cells: Cell[] };
+  freshCells?: number;
+  complete?: boolean;
+};
 
 const docs = JSON.parse(
   readFileSync(path.resolve(import.meta.dirname, '../docs/scenario-matrix.json'), 'utf8'),
@@ -20,10 +29,10 @@ afterEach(() => {
 });
 
 /** One finished test that recorded `cell`, as Playwright hands it to a reporter. */
-function ran(reporter: MatrixReporter, cell: Cell): void {
-  const annotations = [{ type: 'matrix-cell', description: JSON.stringify(cell) }];
+function ran(reporter: MatrixReporter, cell: Cell, type = 'matrix-cell'): void {
+  const annotations = [{ type, description: JSON.stringify(cell) }];
   reporter.onTestEnd(
-    { annotations: [] } as unknown as TestCase,
+    { annotations: [], tags: [] } as unknown as TestCase,
     { status: 'passed', annotations } as unknown as TestResult,
   );
 }
@@ -47,5 +56,29 @@ describe('a partial scenario run', () => {
     expect(at(first)).toMatchObject({ fresh: true, actual: { chargeCount: 7 } });
     expect(at(second)).toMatchObject({ fresh: false, actual: { chargeCount: second.actual.chargeCount } });
     expect(latest.cells.filter((cell) => cell.fresh)).toHaveLength(1);
+  });
+});
+
+describe('a whole run whose database-failover row failed before its cells', () => {
+  it('is not complete: the last run’s failover cells are not published again as this run’s', () => {
+    const results = mkdtempSync(path.join(tmpdir(), 'matrix-'));
+    folders.push(results);
+    const reporter = new MatrixReporter({ resultsDir: results });
+    for (const [type, cells] of [
+      ['matrix-cell', docs.cells],
+      ['key-strategy-cell', docs.keyStrategies.cells],
+      ['release-cell', docs.releaseRules.cells],
+      ['answer-cell', docs.duplicateAnswers.cells],
+      ['refund-cell', docs.refundKeys.cells],
+    ] as const) {
+      for (const cell of cells) ran(reporter, cell, type);
+    }
+    reporter.onTestEnd(
+      { annotations: [], tags: ['@pg-failover-async'] } as unknown as TestCase,
+      { status: 'failed', annotations: [] } as unknown as TestResult,
+    );
+    reporter.onEnd({ status: 'failed' } as FullResult);
+    const latest = JSON.parse(readFileSync(path.join(results, 'matrix.json'), 'utf8')) as Stored;
+    expect(latest.complete).toBe(false);
   });
 });

@@ -273,9 +273,10 @@ export const DATABASE_FAILOVER_ROWS: DatabaseFailoverRow[] = [
     // PostgreSQL: the key's claim in Redis (layer 2) and the bank's key (5). Layers 3 and 4 alone charge again.
     stoppedBy: { requestKey: 'first outcome', bankKey: 'first outcome' },
     unstopped: 'paid',
-    bankLatencyMs: 3_000,
+    // The eight charges are counted and the claims read before the primary is killed, all while the bank holds them.
+    bankLatencyMs: 5_000,
     // The order's own lease, longer than the bank holds it: the first attempt's claim is not given up for dead.
-    lab: { claims: { leaseMs: 10_000 } },
+    lab: { claims: { leaseMs: 15_000 } },
     oneRun: true,
   },
   {
@@ -292,8 +293,8 @@ export const DATABASE_FAILOVER_ROWS: DatabaseFailoverRow[] = [
       bankKey: 'first outcome',
     },
     unstopped: 'paid',
-    bankLatencyMs: 3_000,
-    lab: { claims: { leaseMs: 10_000 } },
+    bankLatencyMs: 5_000,
+    lab: { claims: { leaseMs: 15_000 } },
     oneRun: true,
   },
 ];

@@ -3,7 +3,7 @@
 // (scripts/lib/patroni.ts), and an app instance of this file's own whose DATABASE_URL is HAProxy; the simulated
 // bank keeps its books in the tests' own PostgreSQL (BANK_DATABASE_URL), which does not fail over, as a card
 // network's would not. Two rows, one topology each: replication asynchronous (PostgreSQL's default), synchronous
-// (Patroni's synchronous mode). `npm run scenarios` only: about a minute a row, beside servers of its own.
+// (Patroni's synchronous mode). `npm run scenarios` only: about 30 s a row here, beside servers of its own.
 //
 // Asynchronously, the primary acknowledges a commit, then streams it to the replica. A primary that dies in between
 // takes the commit with it. In production that window is the replication lag (usually milliseconds, longer under
@@ -12,16 +12,18 @@
 //      sender is ended: nothing committed from now on is in flight to the replica, and the paused receiver cannot
 //      reconnect to ask for it;
 //   2. eight payments, one per configuration, claim their orders (layers 3 and 4, on the primary alone) and wait
-//      at the bank (3 s): the charge is on the card once the bank holds the payment;
+//      at the bank (5 s): the charge is on the card once the bank holds the payment;
 //   3. the primary's machine is lost (Patroni and PostgreSQL, SIGKILL); the receiver resumes and finds it gone;
 //   4. the leader key expires (10 s), Patroni promotes the replica, HAProxy sends new connections to it;
 //   5. the client retries each payment with its Idempotency-Key: layer 2's claim is in Redis, the bank's key (5)
 //      at the bank; the order's claim and dedup row (3, 4) never reached the replica.
 // Synchronously (synchronous_commit on, the replica named in synchronous_standby_names), a commit returns only
-// once the replica has it on disk: step 1 would hold every commit (tried), so the row runs without it, and the
-// promoted replica holds every claim. This app runs no background jobs: the reconciler would find each first charge
-// on the bank's settlement report 10 s after it landed and record it, and then layers 3 and 4 would stop a later
-// retry; the retry here comes as soon as the failover is over, inside that window (decision 034).
+// once the replica has it on disk: step 1 would hold every commit (tried), so the row runs without it (the primary
+// is seen replicating synchronously first), and the promoted replica holds every claim. This app runs no background
+// jobs: every few seconds the reconciler records on its order each charge that landed on the bank's settlement
+// report more than 10 s before, so after a failover of 10 s or more it and the client's retry race for each order,
+// and which came first would decide the cell. Without it the retry meets the database as the failover left it, as
+// a retry that beats the reconciler does (decision 034).
 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -40,15 +42,25 @@ const APP = `http://127.0.0.1:${APP_PORT}`;
 const BASE_PORT = 26480 + OFFSET;
 const CLIENT = 'pg-failover-shop';
 
-// Its own servers and a minute a row: `npm run scenarios` runs it, npm test does not (it says so as a skip).
+// Its own servers and about 30 s a row: `npm run scenarios` runs it, npm test does not (it says so as a skip).
 test.skip(!process.env.DATABASE_FAILOVER_SCENARIOS, 'the database failover runs in `npm run scenarios` only');
 // Each row fails its own topology over, on the same ports: one at a time.
 test.describe.configure({ mode: 'serial' });
 
 let topology: PatroniTopology | undefined;
 let app: RunningApp | undefined;
+/** The replica's WAL receiver while it is paused. */
+let receiverToResume: number | undefined;
 
 test.afterEach(async () => {
+  if (receiverToResume) {
+    try {
+      process.kill(receiverToResume, 'SIGKILL');
+    } catch {
+      // gone with its postmaster
+    }
+    receiverToResume = undefined;
+  }
   await app?.stop();
   await topology?.stop();
   app = undefined;
@@ -81,17 +93,24 @@ for (const row of DATABASE_FAILOVER_ROWS) {
     // The orders themselves are on the replica: only what follows is at stake.
     await topology.untilReplicaCaughtUp();
 
-    // 1. Asynchronous: nothing committed from here on reaches the replica.
-    let receiver: number | undefined;
-    if (!row.synchronous) {
-      const [wal] = await replica.query<{ pid: number }>('SELECT pid FROM pg_stat_wal_receiver');
-      receiver = wal?.pid;
-      expect(receiver, 'the replica streams from the primary').toBeDefined();
-      if (receiver) process.kill(receiver, 'SIGSTOP');
+    // 1. Asynchronous: nothing committed from here on reaches the replica. Synchronous: the primary waits for it.
+    const [wal] = await replica.query<{ pid: number }>('SELECT pid FROM pg_stat_wal_receiver');
+    expect(wal?.pid, 'the replica streams from the primary').toBeDefined();
+    const receiver = !row.synchronous ? wal?.pid : undefined;
+    // Resumed whatever happens next: a receiver left stopped would outlive its topology.
+    receiverToResume = receiver;
+    if (receiver) {
+      process.kill(receiver, 'SIGSTOP');
       const ended = await primary.query<{ ended: boolean }>(
         'SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_replication',
       );
-      expect(ended.map((wal) => wal.ended)).toEqual([true]);
+      expect(ended.map((sender) => sender.ended)).toEqual([true]);
+      // pg_terminate_backend only signals: the sender is gone once the primary lists no replica.
+      await expect
+        .poll(async () => (await primary.query('SELECT pid FROM pg_stat_replication')).length, { timeout: 10_000 })
+        .toBe(0);
+    } else {
+      expect(await primary.query('SELECT sync_state FROM pg_stat_replication')).toEqual([{ sync_state: 'sync' }]);
     }
 
     // 2. The payments: each claims (layer 2 in Redis; 3 and 4 on the primary) and waits at the bank.
@@ -109,6 +128,7 @@ for (const row of DATABASE_FAILOVER_ROWS) {
     // 3-4. The primary's machine is lost; the replica is promoted; HAProxy follows it.
     await primary.kill();
     if (receiver) process.kill(receiver, 'SIGCONT');
+    receiverToResume = undefined;
     await topology.untilPrimary(replica.name, 90_000);
     await expect
       .poll(async () => (await fetch(`${APP}/api/health`)).status, { timeout: 60_000, intervals: [200] })

@@ -431,6 +431,9 @@ function haproxyConfig(port: number, nodes: Array<{ name: string; port: number; 
     'defaults',
     '  mode tcp',
     '  timeout connect 1s',
+    // Patroni's REST API is Python: a busy machine may take a second to answer a check, which is no reason to
+    // call the primary down.
+    '  timeout check 2s',
     '  timeout client 30m',
     '  timeout server 30m',
     'listen primary',
@@ -441,9 +444,9 @@ function haproxyConfig(port: number, nodes: Array<{ name: string; port: number; 
     '  option httpchk',
     '  http-check send meth GET uri /primary',
     '  http-check expect status 200',
-    // Checked every 300 ms; down after 2 failed checks, and then its connections are cut (the app's pool
-    // reconnects, through here, to the new primary).
-    '  default-server inter 300ms fall 2 rise 1 on-marked-down shutdown-sessions',
+    // Checked every 500 ms; down after 3 failed checks, and then its connections are cut (the app's pool
+    // reconnects, through here, to the new primary); up after one.
+    '  default-server inter 500ms fall 3 rise 1 on-marked-down shutdown-sessions',
     ...nodes.map((node) => `  server ${node.name} ${HOST}:${node.port} maxconn 100 check port ${node.restPort}`),
     '',
   ].join('\n');
