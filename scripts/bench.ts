@@ -80,7 +80,11 @@ async function main(): Promise<void> {
     }
     // 8. Replicated PostgreSQL: a topology and an app of its own.
     const replicationOf = () =>
-      measureReplication({ redisUrl: services.redisUrl, appEnv: appEnv as NodeJS.ProcessEnv });
+      measureReplication({
+        redisUrl: services.redisUrl,
+        bankDatabaseUrl: services.databaseUrl,
+        appEnv: appEnv as NodeJS.ProcessEnv,
+      });
     if (ONLY === 'replication') {
       writeReplicationOnly(await replicationOf(), await versions(db, redis));
       return;

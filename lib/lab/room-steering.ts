@@ -82,6 +82,7 @@ export async function readProgress(exercise: Exercise | undefined, since: number
     SELECT merchant_ref AS "orderNo", count(*)::int AS charges FROM bank_charges
     WHERE created_at > ${new Date(since)}
     GROUP BY merchant_ref
+    ORDER BY min(created_at)
     LIMIT 20000`;
   const chargesOf = new Map(charged.map((row) => [row.orderNo, row.charges]));
   const orders =

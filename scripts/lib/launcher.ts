@@ -100,6 +100,15 @@ export async function launch(plan: Plan): Promise<void> {
   try {
     const applied = await applyMigrations(services.databaseUrl);
     log(applied.length > 0 ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
+    // The bank's own database, when it has one (BANK_DATABASE_URL): the same schema, its tables the ones it uses.
+    if (config.BANK_DATABASE_URL) {
+      const bank = await applyMigrations(config.BANK_DATABASE_URL);
+      log(
+        bank.length > 0
+          ? `applied migrations to the bank's database: ${bank.join(', ')}`
+          : 'the bank’s schema is up to date',
+      );
+    }
     // Every instance signs sessions with the same key, kept across restarts (SESSION_SECRET, or the data folder's).
     const sessionSecret = config.SESSION_SECRET ?? demoSessionSecret(path.resolve(ROOT, config.DATA_DIR, 'demo'));
     const appEnv = nextEnv({

@@ -25,6 +25,8 @@ export type ReplicationResults = {
 
 export async function measureReplication(options: {
   redisUrl: string;
+  /** The bank's books, apart from the replicated database as in the scenarios: the bench's own PostgreSQL. */
+  bankDatabaseUrl: string;
   appEnv: NodeJS.ProcessEnv;
 }): Promise<ReplicationResults> {
   const topology = await startPatroniTopology({
@@ -49,6 +51,7 @@ export async function measureReplication(options: {
       env: {
         ...options.appEnv,
         DATABASE_URL: topology.url,
+        BANK_DATABASE_URL: options.bankDatabaseUrl,
         REDIS_URL: redisUrl.toString(),
         INSTANCE_NAME: 'bench-replicated',
       },
@@ -89,7 +92,8 @@ export function replicationSection(
   return `${heading}
 
 The database-failover scenarios' topology (\`npm run scenarios\`, decision 034): PostgreSQL ${r.postgres} as a
-primary and a streaming replica under Patroni, HAProxy in front, all on this machine. The guarded payment (all layers on)
+primary and a streaming replica under Patroni, HAProxy in front, all on this machine, the bank's books apart (in the
+benchmark's own PostgreSQL, as in the scenarios). The guarded payment (all layers on)
 measured in turns with replication asynchronous (PostgreSQL's default: a commit returns once the primary has it on
 disk) and synchronous (Patroni's synchronous mode: once the replica has it on disk too), switched on the running
 cluster between turns.
@@ -100,7 +104,7 @@ cluster between turns.
 | synchronous | ${row(r.synchronous, r.synchronousAlone)} |
 | **synchronous / asynchronous** | **${ratio(r.synchronous.requestsPerSecond, r.asynchronous.requestsPerSecond)}** | ${ratio(r.synchronous.p50, r.asynchronous.p50)} | ${ratio(r.synchronous.p99, r.asynchronous.p99)} | **${ratio(r.synchronousAlone.requestsPerSecond, r.asynchronousAlone.requestsPerSecond)}** | ${ratio(r.synchronousAlone.p50, r.asynchronousAlone.p50)} | ${ratio(r.synchronousAlone.p99, r.asynchronousAlone.p99)} |
 
-Errors: asynchronous ${r.asynchronous.errors}, synchronous ${r.synchronous.errors}. Fifty at a time the app's two cores are
+Errors and non-2xx answers: asynchronous ${r.asynchronous.errors + r.asynchronous.non2xx}, synchronous ${r.synchronous.errors + r.synchronous.non2xx}. Fifty at a time the app's two cores are
 the bottleneck, and a commit's wait for the replica overlaps the other payments' work; one at a time it is the
 payment's own. A payment commits twice on the hot
 path (its claim and its outcome), and each synchronous commit waits for the replica's flush as well: on loopback that
