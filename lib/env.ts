@@ -76,7 +76,8 @@ const EnvFields = z.object({
    * The simulated bank's own PostgreSQL (its card statements, refunds and fencing tokens), with the project's
    * migrations applied. Unset: the bank's tables live beside the merchant's, in DATABASE_URL. The bank is another
    * company's system: where the merchant's database fails over (README, deployment shapes), the bank's books must
-   * not fail over with it. With it set, retention leaves the bank's rows to the bank and prunes paid orders only.
+   * not fail over with it. With it set, retention asks the bank's database for an unpaid order's charge, and
+   * leaves the bank's rows to the bank.
    */
   BANK_DATABASE_URL: urlWithProtocol(['postgres:', 'postgresql:']).optional(),
   /**
