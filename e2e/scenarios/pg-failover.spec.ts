@@ -27,12 +27,12 @@
 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { APIRequestContext } from '@playwright/test';
 import { applyMigrations } from '../../scripts/lib/migrations';
-import { nextEnv, type RunningApp, startCapturedApp } from '../../scripts/lib/next-app';
+import type { RunningApp } from '../../scripts/lib/next-app';
 import { type PatroniNode, type PatroniTopology, startPatroniTopology } from '../../scripts/lib/patroni';
 import { chargeCount, expect, test } from '../fixtures';
 import { categorizeResponse, type RunCell, scenarioInOneRun } from './cell';
+import { payingClient, startOwnApp } from './failover';
 import { CONFIGURATIONS, DATABASE_FAILOVER_ROWS } from './matrix';
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -41,6 +41,13 @@ const APP = `http://127.0.0.1:${APP_PORT}`;
 /** etcd on this port and the next, PostgreSQL + 2 and + 3, Patroni's REST APIs + 4 and + 5, HAProxy + 6. */
 const BASE_PORT = 26480 + OFFSET;
 const CLIENT = 'pg-failover-shop';
+const { pay, retryUntilFinal } = payingClient({
+  app: APP,
+  client: CLIENT,
+  keyPrefix: 'pg-failover-',
+  timeoutMs: 60_000,
+  attempts: 30,
+});
 
 // Its own servers and about 30 s a row: `npm run scenarios` runs it, npm test does not (it says so as a skip).
 test.skip(!process.env.DATABASE_FAILOVER_SCENARIOS, 'the database failover runs in `npm run scenarios` only');
@@ -76,7 +83,13 @@ for (const row of DATABASE_FAILOVER_ROWS) {
       synchronous: row.synchronous,
     });
     await applyMigrations(topology.url);
-    app = await startOwnApp(topology.url);
+    // The merchant's database through HAProxy, the bank's the tests' own.
+    app = await startOwnApp(APP_PORT, {
+      DATABASE_URL: topology.url,
+      BANK_DATABASE_URL: process.env.DATABASE_URL ?? '',
+      BACKGROUND_JOBS: 'false',
+      INSTANCE_NAME: 'pg-failover-app',
+    });
     const [primary, replica] = topology.nodes;
 
     // An order per configuration, each with its defences; the client pays each with its own key.
@@ -162,49 +175,4 @@ async function claimsOn(node: PatroniNode, orderNos: string[]): Promise<{ proces
       (SELECT count(*)::int FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no IN (${list})) AS "dedupRows"`,
   );
   return counts ?? { processing: -1, dedupRows: -1 };
-}
-
-type Answer = { status: number; headers: Record<string, string>; text: string };
-
-async function pay(request: APIRequestContext, orderNo: string): Promise<Answer> {
-  const response = await request.post(`${APP}/api/payments`, {
-    headers: { 'idempotency-key': `pg-failover-${orderNo}`, 'x-client-id': CLIENT },
-    data: { orderNo, amountCents: 4200 },
-    timeout: 60_000,
-  });
-  return { status: response.status(), headers: response.headers(), text: await response.text() };
-}
-
-/** A well-behaved client: on 409 (still running) and 503 (the database a moment away) it waits as Retry-After says. */
-async function retryUntilFinal(request: APIRequestContext, orderNo: string): Promise<Answer> {
-  let answer = await pay(request, orderNo);
-  for (let attempt = 2; attempt <= 30 && (answer.status === 409 || answer.status === 503); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, Number(answer.headers['retry-after'] ?? '1') * 1000));
-    answer = await pay(request, orderNo);
-  }
-  return answer;
-}
-
-/** `next start` of the production build: the merchant's database through HAProxy, the bank's the tests' own. */
-async function startOwnApp(databaseUrl: string): Promise<RunningApp> {
-  const app = await startCapturedApp({
-    port: APP_PORT,
-    env: nextEnv({
-      PORT: String(APP_PORT),
-      DATABASE_URL: databaseUrl,
-      BANK_DATABASE_URL: process.env.DATABASE_URL ?? '',
-      BACKGROUND_JOBS: 'false',
-      INSTANCE_NAME: 'pg-failover-app',
-    }),
-  });
-  // The last resort: this worker ends without afterEach (torn down).
-  const killOnExit = () => app.child.kill('SIGKILL');
-  process.on('exit', killOnExit);
-  return {
-    ...app,
-    stop: async () => {
-      await app.stop();
-      process.removeListener('exit', killOnExit);
-    },
-  };
 }

@@ -24,13 +24,13 @@
 // the primary's backlog before the primary is killed; with its link left up, the claims wait in the paused
 // replica's socket buffer, and it reads them when it resumes (docs/decisions/019-redis-failover.md).
 import path from 'node:path';
-import type { APIRequestContext } from '@playwright/test';
-import { nextEnv, type RunningApp, startCapturedApp } from '../../scripts/lib/next-app';
+import type { RunningApp } from '../../scripts/lib/next-app';
 import { ROOT } from '../../scripts/lib/paths';
 import { type SentinelTopology, startSentinelTopology } from '../../scripts/lib/redis-sentinel';
 import { ensureProgram, REDIS_SERVER } from '../../scripts/lib/system-programs';
 import { chargeCount, expect, test } from '../fixtures';
 import { categorizeResponse, type RunCell, scenarioInOneRun } from './cell';
+import { payingClient, startOwnApp } from './failover';
 import { CONFIGURATIONS } from './matrix';
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -39,6 +39,13 @@ const APP = `http://127.0.0.1:${APP_PORT}`;
 /** The primary on this port, the replica on the next, the Sentinels on +5 to +7. */
 const REDIS_BASE_PORT = 26470 + OFFSET;
 const CLIENT = 'failover-shop';
+const { pay, retryUntilFinal } = payingClient({
+  app: APP,
+  client: CLIENT,
+  keyPrefix: 'failover-',
+  timeoutMs: 30_000,
+  attempts: 20,
+});
 
 let topology: SentinelTopology | undefined;
 let app: RunningApp | undefined;
@@ -51,7 +58,12 @@ test.beforeEach(async () => {
     basePort: REDIS_BASE_PORT,
     dataDir: path.join(ROOT, '.data/test/sentinel'),
   });
-  app = await startOwnApp(topology);
+  app = await startOwnApp(APP_PORT, {
+    REDIS_URL: '', // unset: one way to reach Redis
+    REDIS_SENTINELS: topology.sentinelList,
+    REDIS_SENTINEL_NAME: topology.name,
+    INSTANCE_NAME: 'sentinel-app',
+  });
 });
 
 test.afterEach(async () => {
@@ -135,51 +147,3 @@ scenarioInOneRun('redis-failover', 'one failover, eight orders: one per configur
     return { configuration, orderNo, sees: answer ? categorizeResponse(answer.status, answer.headers) : 'error' };
   });
 });
-
-type Answer = { status: number; headers: Record<string, string>; text: string };
-
-async function pay(request: APIRequestContext, orderNo: string): Promise<Answer> {
-  const response = await request.post(`${APP}/api/payments`, {
-    headers: { 'idempotency-key': `failover-${orderNo}`, 'x-client-id': CLIENT },
-    data: { orderNo, amountCents: 4200 },
-    timeout: 30_000,
-  });
-  return { status: response.status(), headers: response.headers(), text: await response.text() };
-}
-
-/**
- * A well-behaved client: on 409 (still running) and 503 (Redis unreachable a moment: the client may be
- * reconnecting after the failover) it waits as Retry-After says and asks again, with the same key.
- */
-async function retryUntilFinal(request: APIRequestContext, orderNo: string): Promise<Answer> {
-  let answer = await pay(request, orderNo);
-  for (let attempt = 2; attempt <= 20 && (answer.status === 409 || answer.status === 503); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, Number(answer.headers['retry-after'] ?? '1') * 1000));
-    answer = await pay(request, orderNo);
-  }
-  return answer;
-}
-
-/** `next start` of the production build, reaching Redis through the Sentinels only. */
-async function startOwnApp(redis: SentinelTopology): Promise<RunningApp> {
-  const app = await startCapturedApp({
-    port: APP_PORT,
-    env: nextEnv({
-      PORT: String(APP_PORT),
-      REDIS_URL: '', // unset: one way to reach Redis
-      REDIS_SENTINELS: redis.sentinelList,
-      REDIS_SENTINEL_NAME: redis.name,
-      INSTANCE_NAME: 'sentinel-app',
-    }),
-  });
-  // The last resort: this worker ends without afterAll (torn down).
-  const killOnExit = () => app.child.kill('SIGKILL');
-  process.on('exit', killOnExit);
-  return {
-    ...app,
-    stop: async () => {
-      await app.stop();
-      process.removeListener('exit', killOnExit);
-    },
-  };
-}
