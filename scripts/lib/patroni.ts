@@ -11,6 +11,7 @@ import { chown, mkdir, rm, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { outputCollector } from './processes.ts';
 import { ensureProgram, type SystemProgram } from './system-programs.ts';
 import { until } from './until.ts';
 
@@ -117,15 +118,7 @@ export async function startPatroniTopology(options: {
   const runAs = userInfo().uid === 0 ? owner('postgres') : undefined;
 
   const started: Array<{ child: ChildProcess; exited: Promise<void> }> = [];
-  let output = '';
-  const collect = (label: string) => (chunk: Buffer) => {
-    const lines = chunk
-      .toString()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => `${label} ${line}`);
-    output = `${output}${lines.join('\n')}\n`.slice(-40_000);
-  };
+  const { collect, text: output } = outputCollector(40_000);
   // Each process leads its own process group (detached): a node's kill takes its PostgreSQL with its Patroni.
   const killGroup = (child: ChildProcess) => {
     try {
@@ -350,12 +343,12 @@ export async function startPatroniTopology(options: {
           return row?.sync_state === (on ? 'sync' : 'async') ? true : undefined;
         });
       },
-      output: () => output,
+      output,
       stop,
     };
   } catch (error) {
     await stop();
-    throw new Error(`${(error as Error).message}\n${output.slice(-6_000)}`);
+    throw new Error(`${(error as Error).message}\n${output().slice(-6_000)}`);
   }
 }
 

@@ -52,3 +52,23 @@ export async function stopLeftover(
   await stopOrphan(pid, signal);
   return 'stopped';
 }
+
+/**
+ * The last lines some processes printed, each line labelled with its process, for a failure message: `collect(label)`
+ * is a stream's data handler, `text()` what is kept (the last `limit` characters).
+ */
+export function outputCollector(limit: number): {
+  collect: (label: string) => (chunk: Buffer) => void;
+  text: () => string;
+} {
+  let output = '';
+  const collect = (label: string) => (chunk: Buffer) => {
+    const lines = chunk
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => `${label} ${line}`);
+    output = `${output}${lines.join('\n')}\n`.slice(-limit);
+  };
+  return { collect, text: () => output };
+}

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { stopLeftover } from './processes.ts';
+import { outputCollector, stopLeftover } from './processes.ts';
 import { until } from './until.ts';
 
 export type SentinelAddress = { host: string; port: number };
@@ -60,15 +60,7 @@ export async function startSentinelTopology(options: {
   const name = options.name ?? 'payonce';
   const downAfterMs = options.downAfterMs ?? 1_000;
   const started: TopologyNode[] = [];
-  let output = '';
-  const collect = (label: string) => (chunk: Buffer) => {
-    const lines = chunk
-      .toString()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => `${label} ${line}`);
-    output = `${output}${lines.join('\n')}\n`.slice(-30_000);
-  };
+  const { collect, text: output } = outputCollector(30_000);
   const admin: Redis[] = [];
   const stop = async () => {
     for (const client of admin.splice(0)) client.disconnect();
@@ -109,7 +101,7 @@ export async function startSentinelTopology(options: {
     };
     started.push(node);
     await until(`the ${role} on ${HOST}:${port} answers`, async () => {
-      if (child.exitCode !== null) throw new Error(`the ${role} on port ${port} exited: ${output.slice(-2_000)}`);
+      if (child.exitCode !== null) throw new Error(`the ${role} on port ${port} exited: ${output().slice(-2_000)}`);
       return (await ping(port)) || undefined;
     });
     return node;
@@ -214,12 +206,12 @@ export async function startSentinelTopology(options: {
         }
         return undefined;
       },
-      output: () => output,
+      output,
       stop,
     };
   } catch (error) {
     await stop();
-    throw new Error(`${(error as Error).message}\n${output.slice(-5_000)}`);
+    throw new Error(`${(error as Error).message}\n${output().slice(-5_000)}`);
   }
 }
 
