@@ -28,9 +28,9 @@ export function newRequestId(): string {
 /**
  * `bytes` random bytes as hex, drawn from a pool filled 6 KiB at a time: one call into the CSPRNG (and
  * through Next.js's wrapper of node:crypto) per several hundred ids instead of one per id, which costs
- * about 10 µs of a payment's CPU each (bench/results.md).
+ * about 10 µs of a payment's CPU each (bench/results.md). The spans' trace and span ids are cut from it too.
  */
-function randomHex(bytes: number): string {
+export function randomHex(bytes: number): string {
   if (idPoolAt + bytes > idPool.length) {
     idPool = randomBytes(6 * 1_024);
     idPoolAt = 0;

@@ -153,8 +153,12 @@ async function measureThroughput(
     );
     // Warm-up and measurement draw from one generator each, so every measured payment is on a fresh order.
     const idealNext = freshPayments(await createOrders(db, redis, perRun, null));
-    const onNext = freshPayments(await createOrders(db, redis, perRun, null));
+    const onNext = freshPayments(await createOrders(db, redis, labOffRun, null));
     const offNext = freshPayments(await createOrders(db, redis, perRun, { layers: ALL_LAYERS_OFF }));
+    // Warmed up as long as the lab-off instance below (3 × SECONDS of payments), so that the JIT's work and the
+    // modules loaded at first use weigh the same on both ratios: with 3 s of warm-up, the lab-on ratio was
+    // measured on a process that had made a tenth as many payments as the lab-off one.
+    await postLoad('/api/payments', onNext, { seconds: 3 * SECONDS });
     const [ideal, guarded, unguarded] = (await measureInTurns([
       { label: 'ideal guard (ioredis + pg)', load: (seconds) => postLoad('/api/bench/ideal', idealNext, { seconds }) },
       { label: 'POST /api/payments, all layers on', load: (seconds) => postLoad('/api/payments', onNext, { seconds }) },
@@ -181,7 +185,7 @@ async function measureThroughput(
       app.kill('SIGSTOP'); // the main instance sits still while the other one is measured
       const base = `http://127.0.0.1:${PORTS.app + 1}`;
       const load = (seconds: number) => postLoad('/api/payments', labOffNext, { seconds, base });
-      // A fresh process: warm it up as long as the main one was exercised before its own measurement.
+      // A fresh process: warmed up as long as the main one was before its own measurement.
       await load(3 * SECONDS);
       [idealLabOff, guardedLabOff] = (await measureInTurns([
         {

@@ -8,10 +8,16 @@ import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider as SdkTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import {
+  BatchSpanProcessor,
+  type IdGenerator,
+  TracerProvider as SdkTracerProvider,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { type Env, env } from '../env.ts';
 import { isExposed } from '../http/presenter.ts';
+import { randomHex } from '../instance.ts';
 import { setPolicySource } from '../payments/policy.ts';
 import { watchRedisServer } from '../redis.ts';
 import { setPaymentTracerProvider } from '../telemetry/spans.ts';
@@ -41,6 +47,7 @@ export function registerLab(options: { crash?: Crash; config?: Config } = {}): v
     processors.length > 0
       ? new SdkTracerProvider({
           spanProcessors: processors,
+          idGenerator: POOLED_IDS,
           resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: OTEL_SERVICE_NAME }),
         })
       : undefined;
@@ -65,6 +72,23 @@ export function registerLab(options: { crash?: Crash; config?: Config } = {}): v
 /** Publishes every span the lab has not yet published (before a crash fault kills the process). */
 export async function flushLab(): Promise<void> {
   await registry.payOnceLab?.provider?.forceFlush();
+}
+
+/**
+ * Trace and span ids cut from the process's pool of random bytes. The SDK's own generator calls Math.random
+ * four times a trace id, and Next.js wraps Math.random (its check for I/O in a prerender) on every call: about
+ * 5 µs of a span's 11 here. An id of zeros is invalid in W3C Trace Context: drawn again (odds 2^-64).
+ */
+const POOLED_IDS: IdGenerator = {
+  generateTraceId: () => nonZero(16),
+  generateSpanId: () => nonZero(8),
+};
+
+function nonZero(bytes: number): string {
+  for (;;) {
+    const id = randomHex(bytes);
+    if (!/^0+$/.test(id)) return id;
+  }
 }
 
 function withSlash(url: string): string {

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { clickOf } from '../../test/timeline.ts';
 import { getRedis } from '../redis.ts';
-import { publishTimelineEvent, readTimeline } from './timeline.ts';
-import type { TimelineEvent } from './timeline-event.ts';
+import { appendToTimeline, publishTimelineEvent, readTimeline } from './timeline.ts';
+import type { LanePiece, TimelineEvent } from './timeline-event.ts';
 
 /** The orders of the lanes read (what concerns everyone, such as a change of Redis server, left out). */
 const orderNosOf = (events: TimelineEvent[]) =>
@@ -62,5 +62,23 @@ describe('the lab’s timeline', () => {
     expect(anyone.filter((event) => event.channel === 'redis').length).toBeGreaterThanOrEqual(1); // every lab shows it
     expect(new Set(fresh.map((event) => event.id)).size).toBe(fresh.length);
     expect(fresh.some((event) => event.orderNo === 'MINE-1')).toBe(false);
+  });
+
+  it('writes one batch of lanes to the room and to each viewer’s own stream: each viewer its lanes, no other', async () => {
+    const [ada, bob, eve] = [randomUUID(), randomUUID(), randomUUID()];
+    const piece = (orderNo: string, viewers: string[]): LanePiece => ({
+      lane: { requestId: randomUUID(), orderNo, channel: 'api', instance: 'test', viewers },
+      steps: [[1, Date.now(), 'request', 'received']],
+    });
+    // One batch, as the span processor gathers it: Ada's, Bob's, and one lane both see (Ada paid Bob's order).
+    await appendToTimeline(getRedis(), {
+      lanes: [piece('ADA-1', [ada]), piece('BOB-1', [bob]), piece('BOTH-1', [ada, bob])],
+    });
+    await appendToTimeline(getRedis(), { lanes: [piece('EVE-1', [eve])] }); // a batch that is all one viewer's
+    expect(orderNosOf(await readTimeline(undefined, 200, ada))).toEqual(['ADA-1', 'BOTH-1']);
+    expect(orderNosOf(await readTimeline(undefined, 200, bob))).toEqual(['BOB-1', 'BOTH-1']);
+    expect(orderNosOf(await readTimeline(undefined, 200, eve))).toEqual(['EVE-1']);
+    // The room's last two entries: both batches, every lane once.
+    expect(orderNosOf(await readTimeline(undefined, 2))).toEqual(['ADA-1', 'BOB-1', 'BOTH-1', 'EVE-1']);
   });
 });

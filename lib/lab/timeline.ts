@@ -30,36 +30,32 @@ type Items = { events: TimelineEvent[] } | { lanes: LanePiece[] };
 type Writer = Pick<Redis, 'pipeline'> | Pick<Cluster, 'pipeline'>;
 
 /** What one batch appends to which stream: all of it to the room's, each viewer's own part to theirs. */
-function streamsOf(items: Items): Array<{ key: string; maxLen: number; ttlMs?: number; items: Items }> {
-  const streams: Array<{ key: string; maxLen: number; ttlMs?: number; items: Items }> = [
-    { key: TIMELINE_KEY, maxLen: MAX_ENTRIES, items },
+function streamsOf(items: Items): Array<{ key: string; maxLen: number; ttlMs?: number; field: string; value: string }> {
+  // Each lane piece or event is made JSON once, however many streams it goes to (the room's and each of its
+  // viewers'): the lab's cost on every payment (bench/results.md).
+  const [field, list] = 'lanes' in items ? ['lanes', items.lanes] : ['events', items.events];
+  const json = list.map((item) => JSON.stringify(item));
+  const array = (indexes: number[]) => `[${indexes.map((i) => json[i]).join(',')}]`;
+  const streams: Array<{ key: string; maxLen: number; ttlMs?: number; field: string; value: string }> = [
+    { key: TIMELINE_KEY, maxLen: MAX_ENTRIES, field, value: `[${json.join(',')}]` },
   ];
-  const viewersOf = (viewers: string[] | undefined) => viewers ?? [];
-  const parts = new Map<string, Items>();
-  const everyone: TimelineEvent[] = [];
-  if ('lanes' in items) {
-    for (const piece of items.lanes) {
-      for (const viewer of viewersOf(piece.lane.viewers)) {
-        const part = (parts.get(viewer) ?? { lanes: [] }) as { lanes: LanePiece[] };
-        part.lanes.push(piece);
-        parts.set(viewer, part);
-      }
+  const parts = new Map<string, number[]>();
+  const everyone: number[] = [];
+  list.forEach((item, index) => {
+    const { viewers } = 'lane' in item ? item.lane : item;
+    if (!('lane' in item) && item.channel === 'redis') everyone.push(index);
+    for (const viewer of viewers ?? []) {
+      const part = parts.get(viewer);
+      if (part) part.push(index);
+      else parts.set(viewer, [index]);
     }
-  } else {
-    for (const event of items.events) {
-      if (event.channel === 'redis') everyone.push(event);
-      for (const viewer of viewersOf(event.viewers)) {
-        const part = (parts.get(viewer) ?? { events: [] }) as { events: TimelineEvent[] };
-        part.events.push(event);
-        parts.set(viewer, part);
-      }
-    }
-  }
+  });
   for (const [viewer, part] of parts) {
-    streams.push({ key: viewerKey(viewer), maxLen: MAX_OWN_ENTRIES, ttlMs: OWN_TTL_MS, items: part });
+    const value = part.length === list.length ? (streams[0]?.value as string) : array(part);
+    streams.push({ key: viewerKey(viewer), maxLen: MAX_OWN_ENTRIES, ttlMs: OWN_TTL_MS, field, value });
   }
   if (everyone.length > 0)
-    streams.push({ key: EVERYONE_KEY, maxLen: MAX_EVERYONE_ENTRIES, items: { events: everyone } });
+    streams.push({ key: EVERYONE_KEY, maxLen: MAX_EVERYONE_ENTRIES, field: 'events', value: array(everyone) });
   return streams;
 }
 
@@ -69,9 +65,8 @@ function streamsOf(items: Items): Array<{ key: string; maxLen: number; ttlMs?: n
  */
 export async function appendToTimeline(redis: Writer, items: Items): Promise<void> {
   const pipeline = redis.pipeline();
-  for (const { key, maxLen, ttlMs, items: part } of streamsOf(items)) {
-    const [field, value] = 'lanes' in part ? ['lanes', part.lanes] : ['events', part.events];
-    pipeline.xadd(key, 'MAXLEN', '~', maxLen, '*', field, JSON.stringify(value));
+  for (const { key, maxLen, ttlMs, field, value } of streamsOf(items)) {
+    pipeline.xadd(key, 'MAXLEN', '~', maxLen, '*', field, value);
     if (ttlMs) pipeline.pexpire(key, ttlMs);
   }
   const results = (await pipeline.exec()) ?? [];

@@ -60,7 +60,8 @@ Redis ${v.redis}, autocannon ${v.autocannon}, @aws-lambda-powertools/idempotency
 Load: autocannon, ${CONNECTIONS} connections, ${SECONDS} s per measurement after ${WARMUP_SECONDS} s of warm-up; every payment on a
 fresh order unless said otherwise. The ideal guard and the payments with all layers on and off are measured in
 turns (three turns of a third of the time each, in rotation; the median turn is reported), so that what drifts
-during a run falls on all three. The app, PostgreSQL, Redis and the load generator share the machine, so
+during a run falls on all three; before them, each app instance makes ${3 * SECONDS} s of payments (the JIT's work and the
+modules loaded at first use weigh the same on the lab-on and the lab-off instance). The app, PostgreSQL, Redis and the load generator share the machine, so
 absolute numbers move from run to run: read the ratios, which are measured in the same run.
 
 ## 1. Ceiling, ideal, guarded
