@@ -107,22 +107,24 @@ export function say(label: string, result: Load): void {
 }
 
 /**
- * Routes whose ratios matter, measured in turns (A B C A B C A B C, a third of the time each) and each
- * reported by its median turn: what drifts during a run (tables growing, a checkpoint, a neighbour on
- * this shared machine) then falls on all of them instead of on whichever was measured last.
+ * Routes whose ratios matter, measured in turns (A B C A B C A B C: `turns` rounds, `seconds` in all for each
+ * route) and each reported by its median turn: what drifts during a run (tables growing, a checkpoint, a
+ * neighbour on this shared machine) then falls on all of them instead of on whichever was measured last.
  */
 export async function measureInTurns(
   routes: Array<{ label: string; load: (seconds: number) => Promise<Load> }>,
   seconds = SECONDS,
+  turns = 3,
 ): Promise<Load[]> {
   for (const { load } of routes) await load(WARMUP_SECONDS);
-  const turns = routes.map((): Load[] => []);
-  for (let turn = 0; turn < 3; turn++) {
-    for (const [i, { load }] of routes.entries()) turns[i]?.push(await load(seconds / 3));
+  const measured = routes.map((): Load[] => []);
+  for (let turn = 0; turn < turns; turn++) {
+    for (const [i, { load }] of routes.entries()) measured[i]?.push(await load(seconds / turns));
   }
   return routes.map(({ label }, i) => {
-    const median = [...(turns[i] ?? [])].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[1] as Load;
-    say(`${label} (median of 3 turns)`, median);
+    const sorted = [...(measured[i] ?? [])].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
+    const median = sorted[Math.floor(turns / 2)] as Load;
+    say(`${label} (median of ${turns} turns)`, median);
     return median;
   });
 }

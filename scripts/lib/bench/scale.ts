@@ -435,7 +435,7 @@ its relayed event, its receipt, its fencing token; a $5 refund in ten, with its 
 refund), their ages spread over 20 days, plus ${n(DUE)} orders past retention and ${UNPUBLISHED} events not yet relayed. The larger
 one's instance has beside it a Redis holding a day of request-key records at ${KEYS_PER_SECOND} payments a second (${n(s.redis.keys)},
 copies of one the app wrote, with its time to live). An app instance on each, the guarded payment on fresh orders,
-in turns as in section 1:
+in turns (three, as in section 2):
 
 | database | req/s | p50 ms | p99 ms |
 |---|---:|---:|---:|
