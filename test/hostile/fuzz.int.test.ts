@@ -21,6 +21,7 @@ import {
   SESSION_SECRET,
   send,
   sendRaw,
+  sendStreamed,
   startTestApp,
   until,
 } from './harness.ts';
@@ -132,20 +133,8 @@ async function property<T>(
 
 /** A body as it goes out: most with Content-Length, some streamed (chunked, so no length announced). */
 function post(url: string, body: string, headers: Record<string, string>, streamed: boolean, method = 'POST') {
-  const init: RequestInit & { duplex?: 'half' } = { method, headers };
-  if (streamed) {
-    const bytes = new TextEncoder().encode(body);
-    init.body = new ReadableStream({
-      start(controller) {
-        for (let at = 0; at < bytes.length; at += 4_096) controller.enqueue(bytes.subarray(at, at + 4_096));
-        controller.close();
-      },
-    });
-    init.duplex = 'half';
-  } else {
-    init.body = body;
-  }
-  return send(url, init);
+  if (streamed) return sendStreamed(url, { method, headers, body });
+  return send(url, { method, headers, body });
 }
 
 const json = (value: unknown) => JSON.stringify(value);

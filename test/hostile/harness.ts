@@ -111,6 +111,41 @@ export async function send(url: string, init: RequestInit = {}): Promise<Answer>
   };
 }
 
+/**
+ * A body streamed in chunks of 4 KiB (Transfer-Encoding: chunked, no length announced), handed to the socket at once,
+ * and its answer read as soon as the server gives one. The app answers a body over its limit 413 and closes the
+ * connection without reading the rest (RFC 9112, section 9.6). fetch streams a body a chunk at a time: on a busy
+ * machine it was still writing when the connection closed, failed on the write (EPIPE) and dropped the 413 it had been
+ * sent, which made a refusal look like no answer. Here every chunk is written before the server answers, and an error
+ * after the answer (the close) is not the answer's.
+ */
+export function sendStreamed(
+  url: string,
+  init: { method: string; headers: Record<string, string>; body: string },
+): Promise<Answer> {
+  const bytes = Buffer.from(init.body);
+  return new Promise<Answer>((resolve, reject) => {
+    const request = http.request(url, { method: init.method, headers: init.headers, timeout: 30_000 });
+    let answered = false;
+    request.on('response', (response) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve(answerOf(`${init.method} ${url.slice(0, 200)}`, response.statusCode ?? 0, response.headers, text));
+      });
+    });
+    request.on('timeout', () => request.destroy(new Error(`${init.method} ${url}: no answer within 30 s`)));
+    request.on('error', (error) => {
+      if (!answered) reject(error);
+    });
+    for (let at = 0; at < bytes.length; at += 4_096) request.write(bytes.subarray(at, at + 4_096));
+    request.end();
+  });
+}
+
 /** No stack trace, no path on the server's disk, no database password: in any header or the body. */
 export function expectNoLeak(what: string, headers: Headers, text: string): void {
   const all = `${[...headers].map(([name, value]) => `${name}: ${value}`).join('\n')}\n\n${text}`;
@@ -118,6 +153,16 @@ export function expectNoLeak(what: string, headers: Headers, text: string): void
   if (credentials) expect(all.includes(credentials), `${what}: carries the database password`).toBe(false);
   expect(all.includes(ROOT), `${what}: carries a path on the server's disk`).toBe(false);
   expect(STACK_TRACE.test(text), `${what}: carries a stack trace:\n${text.slice(0, 2_000)}`).toBe(false);
+}
+
+/** An answer node:http read, checked as every answer of the hostile run is. */
+function answerOf(what: string, status: number, rawHeaders: http.IncomingHttpHeaders, text: string): Answer {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(rawHeaders)) {
+    for (const one of [value ?? []].flat()) headers.append(name, one);
+  }
+  expectNoLeak(`${what} → ${status}`, headers, text);
+  return { status, headers, text, json: () => JSON.parse(text) };
 }
 
 export type RawRequest = { method?: string; path: string; headers: Record<string, string>; body?: string };
@@ -129,14 +174,8 @@ export type RawRequest = { method?: string; path: string; headers: Record<string
 export function sendRaw(port: number, options: RawRequest): Promise<Answer> {
   const method = options.method ?? 'GET';
   return new Promise<Answer>((resolve, reject) => {
-    const answer = (status: number, rawHeaders: http.IncomingHttpHeaders, text: string) => {
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(rawHeaders)) {
-        for (const one of [value ?? []].flat()) headers.append(name, one);
-      }
-      expectNoLeak(`${method} ${options.path} → ${status}`, headers, text);
-      resolve({ status, headers, text, json: () => JSON.parse(text) });
-    };
+    const answer = (status: number, rawHeaders: http.IncomingHttpHeaders, text: string) =>
+      resolve(answerOf(`${method} ${options.path}`, status, rawHeaders, text));
     const request = http.request(
       { host: '127.0.0.1', port, method, path: options.path, headers: options.headers },
       (response) => {
