@@ -46,8 +46,9 @@ function streamsOf(items: Items): Array<{ key: string; maxLen: number; ttlMs?: n
     if (!('lane' in item) && item.channel === 'redis') everyone.push(index);
     for (const viewer of viewers ?? []) {
       const part = parts.get(viewer);
-      if (part) part.push(index);
-      else parts.set(viewer, [index]);
+      // Once per viewer, however often the item names them: a part as long as the batch is the whole batch.
+      if (!part) parts.set(viewer, [index]);
+      else if (part.at(-1) !== index) part.push(index);
     }
   });
   for (const [viewer, part] of parts) {

@@ -71,7 +71,7 @@ export function decide(span: Span, step: Step, decision: Decision, why?: Reason)
   if (why) {
     attributes[ATTR.reason] = why.key;
     const { values } = why;
-    if (values) for (const name in values) attributes[`${ATTR.reason}.${name}`] = values[name];
+    if (values) for (const name of Object.keys(values)) attributes[`${ATTR.reason}.${name}`] = values[name];
   }
   // Dated on one clock for every span: the SDK dates an event from its span's start, which it takes from
   // Date.now() (whole milliseconds), so two spans' events less than a millisecond apart could swap places, and

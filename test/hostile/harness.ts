@@ -125,7 +125,9 @@ export function sendStreamed(
 ): Promise<Answer> {
   const bytes = Buffer.from(init.body);
   return new Promise<Answer>((resolve, reject) => {
-    const request = http.request(url, { method: init.method, headers: init.headers, timeout: 30_000 });
+    // Chunked even when empty (Node would announce Content-Length: 0 for a body it was never given).
+    const headers = { ...init.headers, 'transfer-encoding': 'chunked' };
+    const request = http.request(url, { method: init.method, headers, timeout: 30_000 });
     let answered = false;
     request.on('response', (response) => {
       answered = true;
@@ -134,7 +136,9 @@ export function sendStreamed(
       response.on('error', reject);
       response.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve(answerOf(`${init.method} ${url.slice(0, 200)}`, response.statusCode ?? 0, response.headers, text));
+        settle(resolve, reject, () =>
+          answerOf(`${init.method} ${url.slice(0, 200)}`, response.statusCode ?? 0, response.headers, text),
+        );
       });
     });
     request.on('timeout', () => request.destroy(new Error(`${init.method} ${url}: no answer within 30 s`)));
@@ -153,6 +157,15 @@ export function expectNoLeak(what: string, headers: Headers, text: string): void
   if (credentials) expect(all.includes(credentials), `${what}: carries the database password`).toBe(false);
   expect(all.includes(ROOT), `${what}: carries a path on the server's disk`).toBe(false);
   expect(STACK_TRACE.test(text), `${what}: carries a stack trace:\n${text.slice(0, 2_000)}`).toBe(false);
+}
+
+/** Resolves with what `make` returns, or rejects with what it throws (a failed check inside an event listener). */
+function settle<T>(resolve: (value: T) => void, reject: (error: unknown) => void, make: () => T): void {
+  try {
+    resolve(make());
+  } catch (error) {
+    reject(error);
+  }
 }
 
 /** An answer node:http read, checked as every answer of the hostile run is. */
@@ -175,7 +188,7 @@ export function sendRaw(port: number, options: RawRequest): Promise<Answer> {
   const method = options.method ?? 'GET';
   return new Promise<Answer>((resolve, reject) => {
     const answer = (status: number, rawHeaders: http.IncomingHttpHeaders, text: string) =>
-      resolve(answerOf(`${method} ${options.path}`, status, rawHeaders, text));
+      settle(resolve, reject, () => answerOf(`${method} ${options.path}`, status, rawHeaders, text));
     const request = http.request(
       { host: '127.0.0.1', port, method, path: options.path, headers: options.headers },
       (response) => {
