@@ -30,7 +30,8 @@ async function expectHydrated(page: Page): Promise<void> {
     (window as Watched).__sameDocument = true;
   });
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Scenarios' }).click();
-  await expect(page).toHaveURL(/\/scenarios$/);
+  // The client-side navigation fetches the next page's payload first: beside a second test run, more than 5 s.
+  await expect(page).toHaveURL(/\/scenarios$/, { timeout: 20_000 });
   await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
   expect(await page.evaluate(() => (window as Watched).__sameDocument), 'a client-side navigation').toBe(true);
 }
