@@ -1,5 +1,7 @@
 // `npm test`: every check, against real services that this script starts and stops itself.
-//   types → lint → build → unit + integration (vitest; real PostgreSQL and Redis) → Playwright (Chromium)
+//   types → lint → build → unit + integration (vitest; real PostgreSQL and Redis) → Playwright (Chromium; of the
+//   proof matrix, every scenario with every defence on and with none: the single-layer cells are tagged
+//   @full-matrix, which `npm run test:e2e` and `npm run scenarios` run too, and CI after npm test)
 // The services use their own ports and a throwaway data folder (.data/test): demo data is never touched.
 // `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`; `--only scenarios` runs
 // the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images, `--only races`
@@ -10,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { FULL_MATRIX_TAG } from '../e2e/scenarios/matrix.ts';
 import { playwrightFailures, vitestFailures } from './lib/failures.ts';
 import { applyMigrations, freshDatabase } from './lib/migrations.ts';
 import { RACE_FILES, runMutants } from './lib/mutants.ts';
@@ -254,7 +257,11 @@ async function main(): Promise<number> {
     }
     const playwright = (args: string[]) => run(npx('playwright'), ['test', ...args, ...passThrough], env);
     if (wanted('e2e')) {
-      await timed('end to end, scenarios included (Playwright)', () => playwright(['--project=chromium']));
+      // `npm test` runs every scenario with every defence on and with none (FULL_MATRIX_TAG); `npm run test:e2e`
+      // and `npm run scenarios` every cell.
+      const sample = only === undefined ? ['--grep-invert', FULL_MATRIX_TAG] : [];
+      const title = only === undefined ? 'end to end, the matrix sampled' : 'end to end, scenarios included';
+      await timed(`${title} (Playwright)`, () => playwright(['--project=chromium', ...sample]));
     }
     if (wanted('scenarios')) {
       // With the database-failover rows, which only this command runs (e2e/scenarios/pg-failover.spec.ts).

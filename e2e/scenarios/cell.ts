@@ -11,6 +11,7 @@ import {
   DATABASE_FAILOVER_ROWS,
   expectedCell,
   expectedKeyCell,
+  FULL_MATRIX_TAG,
   KEY_STRATEGIES,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_LAYERS,
@@ -20,6 +21,7 @@ import {
   type KeyStrategyRow,
   type Layers,
   rowTag,
+  SAMPLED_CONFIGURATIONS,
   SCENARIOS,
   type Scenario,
   type Sees,
@@ -45,7 +47,8 @@ export function scenario(id: string, run: (cell: CellContext) => Promise<Sees>):
     for (const configuration of CONFIGURATIONS) {
       // Layer 2 alone with business keys is the key-strategy matrix's first column too: one run, two cells.
       const alsoKeyCell = keyRow && configuration.id === 'request-key' ? keyRow : undefined;
-      test(configuration.title, async ({ page, context, browser, request, db }, testInfo) => {
+      const tag = SAMPLED_CONFIGURATIONS.includes(configuration.id) ? [] : [FULL_MATRIX_TAG];
+      test(configuration.title, { tag }, async ({ page, context, browser, request, db }, testInfo) => {
         const fixtures = { page, context, browser, request, db };
         const expected = expectedCell(declared, configuration.layers);
         const actual = await runCell(declared, configuration.layers, 'business', run, fixtures);

@@ -603,6 +603,15 @@ export const rowTag = (id: string): `@${string}` => `@${id}`;
 /** The tag of the key-strategy cells that are runs of their own (every column but the proof matrix's own). */
 export const KEY_STRATEGY_TAG = '@key-strategy';
 
+/**
+ * The proof matrix's columns that `npm test` runs on every row: all on (the duplicate stopped) and all off (the
+ * card charged again), so that each scenario is seen stopped and seen failing in every run of the suite. The
+ * single-layer columns, which say which defence alone stops what, carry FULL_MATRIX_TAG: `npm run scenarios`
+ * and CI run them (`npm test` stays within its minutes: README, Testing).
+ */
+export const SAMPLED_CONFIGURATIONS: readonly string[] = ['all-on', 'all-off'];
+export const FULL_MATRIX_TAG = '@full-matrix';
+
 /** The Playwright arguments that select one row: `-g "@<id>"`. */
 export const rowGrep = (id: string): string => `-g "${rowTag(id)}"`;
 
