@@ -194,6 +194,17 @@ test.describe('at a projector’s 1366×768', () => {
     await page.reload();
     const lanes = page.locator('li.lane[data-ends-at="bank"]');
     await expect(lanes).toHaveCount(3);
+    // Lanes of two lines: a step shows its own time only when it took 100 ms or more (a wait a person notices). A
+    // machine busy enough that a routine step took that long (a clean clone's npm test, alone: a lane of 1.1 s) makes
+    // that lane a line taller, which is not the layout this checks: the view is cleared and three more orders paid,
+    // three rounds at most (a lab shows what follows a clear as it comes).
+    for (let round = 2; round <= 3 && (await lanes.locator('[data-step-ms]').count()) > 0; round++) {
+      await page.getByRole('button', { name: 'Clear timeline' }).click();
+      await expect(lanes).toHaveCount(0);
+      await paidInThisLab(page, request, 3, `projector-${round}`);
+      await expect(lanes).toHaveCount(3, { timeout: 10_000 });
+      await page.evaluate(() => window.scrollTo(0, 0));
+    }
 
     const visible = [
       page.getByLabel('Exercise', { exact: true }),

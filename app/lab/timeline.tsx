@@ -411,7 +411,11 @@ function Step({ event, label }: { event: StoredEvent; label?: { name: string; de
       )}
       <span>{words.decision(event.decision)}</span>
       {detail && !off ? <span className={detailClass(event.decision)}>{detail}</span> : null}
-      {event.durationMs >= STEP_MS_SHOWN ? <span className={styles.stepMs}>{words.ms(event.durationMs)}</span> : null}
+      {event.durationMs >= STEP_MS_SHOWN ? (
+        <span className={styles.stepMs} data-step-ms={event.durationMs}>
+          {words.ms(event.durationMs)}
+        </span>
+      ) : null}
     </li>
   );
 }
