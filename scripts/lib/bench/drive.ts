@@ -107,9 +107,10 @@ export function say(label: string, result: Load): void {
 }
 
 /**
- * Routes whose ratios matter, measured in turns (A B C A B C A B C: `turns` rounds, `seconds` in all for each
- * route) and each reported by its median turn: what drifts during a run (tables growing, a checkpoint, a
- * neighbour on this shared machine) then falls on all of them instead of on whichever was measured last.
+ * Routes whose ratios matter, measured in turns and each reported by its median turn: what drifts during a run
+ * (tables growing, a checkpoint, a neighbour on this shared machine) then falls on all of them instead of on
+ * whichever was measured last. The order rotates from turn to turn (A B, B A, A B...; A B C, B C A, C A B...),
+ * so that no route always follows the same one. Each result keeps its turns, for pairedRatio().
  */
 export async function measureInTurns(
   routes: Array<{ label: string; load: (seconds: number) => Promise<Load> }>,
@@ -119,12 +120,33 @@ export async function measureInTurns(
   for (const { load } of routes) await load(WARMUP_SECONDS);
   const measured = routes.map((): Load[] => []);
   for (let turn = 0; turn < turns; turn++) {
-    for (const [i, { load }] of routes.entries()) measured[i]?.push(await load(seconds / turns));
+    for (let k = 0; k < routes.length; k++) {
+      const i = (turn + k) % routes.length;
+      measured[i]?.push(await (routes[i] as (typeof routes)[number]).load(seconds / turns));
+    }
   }
   return routes.map(({ label }, i) => {
-    const sorted = [...(measured[i] ?? [])].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
-    const median = sorted[Math.floor(turns / 2)] as Load;
+    const runs = measured[i] ?? [];
+    const median = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[Math.floor(turns / 2)] as Load;
     say(`${label} (median of ${turns} turns)`, median);
-    return median;
+    return { ...median, turns: runs.map((run) => run.requestsPerSecond) };
   });
+}
+
+/**
+ * `a` against `b`, turn by turn (both from one measureInTurns): the median of the turns' ratios, and the lowest
+ * and highest of them. Two neighbouring turns share the machine's speed of the moment, which the two routes'
+ * medians, taken apart, do not (the ratio of the medians moved by up to 0.1 from run to run).
+ */
+export function pairedRatio(a: Load, b: Load): { median: number; low: number; high: number } {
+  const ratios = (a.turns ?? [a.requestsPerSecond])
+    .map((value, turn) => value / ((b.turns ?? [b.requestsPerSecond])[turn] ?? Number.NaN))
+    .filter(Number.isFinite)
+    .sort((x, y) => x - y);
+  const middle = Math.floor(ratios.length / 2);
+  const median =
+    ratios.length % 2 === 1
+      ? (ratios[middle] as number)
+      : ((ratios[middle - 1] as number) + (ratios[middle] as number)) / 2;
+  return { median, low: ratios[0] ?? Number.NaN, high: ratios.at(-1) ?? Number.NaN };
 }

@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { type ChaosResults, chaosSection } from '../chaos-storm.ts';
 import { ROOT } from '../paths.ts';
+import { pairedRatio } from './drive.ts';
 import type { peerBenchmark } from './peer.ts';
 import { CONNECTIONS, type Load, log, RATIO_SECONDS, RATIO_TURNS, SECONDS, WARMUP_SECONDS } from './plan.ts';
 import { type ReplicationResults, replicationSection } from './replication.ts';
@@ -50,6 +51,10 @@ export type BenchResults = {
 
 export function writeResults(r: BenchResults, v: Awaited<ReturnType<typeof versions>>): void {
   const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
+  // Section 1's ratios, turn by turn (drive.ts): the median turn's, and the lowest and highest turn's.
+  const labOn = pairedRatio(r.guarded, r.ideal);
+  const labOff = pairedRatio(r.guardedLabOff, r.idealLabOff);
+  const range = ({ low, high }: { low: number; high: number }) => `${low.toFixed(2)}-${high.toFixed(2)}`;
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const ms = (c: Cost) => `${c.msEach.toFixed(1)} ms`;
   const fmtCost = (c: Cost) =>
@@ -61,7 +66,9 @@ Node ${v.node}, Next.js ${v.next}, Prisma ${v.prisma}, ioredis ${v.ioredis}, Pos
 Redis ${v.redis}, autocannon ${v.autocannon}, @aws-lambda-powertools/idempotency ${v.powertools}.
 Load: autocannon, ${CONNECTIONS} connections, ${SECONDS} s per measurement after ${WARMUP_SECONDS} s of warm-up; every payment on a
 fresh order unless said otherwise. Routes compared are measured in turns, in rotation, and the median turn reported,
-so that what drifts during a run falls on each of them: the ideal guard and the guarded payment in ${RATIO_TURNS} turns of
+so that what drifts during a run falls on each of them (section 1's ratios are read turn by turn: each turn of the guarded
+payment against the ideal's turn beside it, the median of those ratios and their range; this machine's speed moves in
+phases of tens of seconds, and the ratio of two medians taken apart moved by up to 0.1 from run to run): the ideal guard and the guarded payment in ${RATIO_TURNS} turns of
 ${RATIO_SECONDS / RATIO_TURNS} s each (on either instance), the rest in three turns of a third of the time each; before them, each app instance makes ${3 * SECONDS} s of payments (the JIT's work and the
 modules loaded at first use weigh the same on the lab-on and the lab-off instance). The app, PostgreSQL, Redis and the load generator share the machine, so
 absolute numbers move from run to run: read the ratios, which are measured in the same run.
@@ -72,14 +79,15 @@ absolute numbers move from run to run: read the ratios, which are measured in th
 |---|---:|---:|---:|---:|---:|
 | empty route (Next.js's ceiling) | ${r.empty.requestsPerSecond} | ${r.empty.p50} | ${r.empty.p99} | 1.00 | |
 | ideal guard, by hand (ioredis + pg: 2 Redis commands, 3 SQL statements, its own two prepared; the same simulated bank) | ${r.ideal.requestsPerSecond} | ${r.ideal.p50} | ${r.ideal.p99} | ${ratio(r.ideal.requestsPerSecond, r.empty.requestsPerSecond)} | 1.00 |
-| **POST /api/payments, all layers on** | **${r.guarded.requestsPerSecond}** | ${r.guarded.p50} | ${r.guarded.p99} | ${ratio(r.guarded.requestsPerSecond, r.empty.requestsPerSecond)} | **${ratio(r.guarded.requestsPerSecond, r.ideal.requestsPerSecond)}** |
+| **POST /api/payments, all layers on** | **${r.guarded.requestsPerSecond}** | ${r.guarded.p50} | ${r.guarded.p99} | ${ratio(r.guarded.requestsPerSecond, r.empty.requestsPerSecond)} | **${labOn.median.toFixed(2)}** (turns ${range(labOn)}) |
 
-Target: guarded ≥ 0.9× ideal with the lab on (≥ 0.95× with it off, below). Errors: ideal ${r.ideal.errors + r.ideal.non2xx}, guarded ${r.guarded.errors + r.guarded.non2xx}.
+Target: guarded ≥ 0.9× ideal with the lab on (≥ 0.95× with it off, below): **${labOn.median >= 0.9 ? 'met' : 'not met'}** with the lab on. The ratio is the
+median turn's (the two routes' medians apart: ${ratio(r.guarded.requestsPerSecond, r.ideal.requestsPerSecond)}). Errors: ideal ${r.ideal.errors + r.ideal.non2xx}, guarded ${r.guarded.errors + r.guarded.non2xx}.
 
 Where the time goes. The same guarded payments on an instance with the lab turned off (\`LAB_ENABLED=false\`: no lab
 settings read from Redis, no span recorded, no timeline written, as a production checkout would run), in turns with
 the ideal guard on that same instance: ${r.guardedLabOff.requestsPerSecond} req/s against the ideal's ${r.idealLabOff.requestsPerSecond}, p50
-${r.guardedLabOff.p50} ms, **${ratio(r.guardedLabOff.requestsPerSecond, r.idealLabOff.requestsPerSecond)}× the ideal** (target 0.95×). With the lab on, the
+${r.guardedLabOff.p50} ms, **${labOff.median.toFixed(2)}× the ideal** (turns ${range(labOff)}; target 0.95×: ${labOff.median >= 0.95 ? 'met' : 'not met'}). With the lab on, the
 difference is the lab's work: the payment's and its layers' spans (OpenTelemetry's SDK: about 12 µs a payment in a
 loop, several times that in the app, where the spans live as long as their payments and the garbage collector pays
 for them), their events turned into the timeline's lanes and published as one \`XADD\` for all the payments of
@@ -180,7 +188,7 @@ ${REPLICATION_START}
 ${replicationSection(r.replication)}
 ${REPLICATION_END}
 `;
-  writeFiles('bench/results', md, r);
+  writeFiles('bench/results', md, { ...r, ratios: { labOn, labOff } });
 }
 
 const REPLICATION_START = '<!-- replication:start -->';
