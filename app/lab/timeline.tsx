@@ -215,6 +215,17 @@ function stopperOf(step: TimelineStep, words: ReturnType<typeof useWords>): stri
  */
 const STEP_MS_SHOWN = 100;
 
+/** A step's own time, when it is that long (data-step-ms: the projector test finds the lanes it made a line taller). */
+function StepMs({ durationMs }: { durationMs: number }) {
+  const { ms } = useWords();
+  if (durationMs < STEP_MS_SHOWN) return null;
+  return (
+    <span className={styles.stepMs} data-step-ms={durationMs}>
+      {ms(durationMs)}
+    </span>
+  );
+}
+
 function Lane({
   lane,
   offsetMs,
@@ -411,11 +422,7 @@ function Step({ event, label }: { event: StoredEvent; label?: { name: string; de
       )}
       <span>{words.decision(event.decision)}</span>
       {detail && !off ? <span className={detailClass(event.decision)}>{detail}</span> : null}
-      {event.durationMs >= STEP_MS_SHOWN ? (
-        <span className={styles.stepMs} data-step-ms={event.durationMs}>
-          {words.ms(event.durationMs)}
-        </span>
-      ) : null}
+      <StepMs durationMs={event.durationMs} />
     </li>
   );
 }
@@ -451,7 +458,7 @@ function EndStep({ event, plan }: { event: StoredEvent; plan: LanePlan<StoredEve
         <span className={styles.stepName}>{stepName(event.step)}</span>
         <span>{words.decision(event.decision)}</span>
         {event.detail ? <span className={styles.stepDetail}>{words.reason(event)}</span> : null}
-        {event.durationMs >= STEP_MS_SHOWN ? <span className={styles.stepMs}>{words.ms(event.durationMs)}</span> : null}
+        <StepMs durationMs={event.durationMs} />
       </span>
       {plan.consequences.length > 0 ? (
         <ol className={styles.consequences} aria-label={t('then')}>

@@ -18,6 +18,7 @@ import {
   CLIENT_RESEND,
   CONFIGURATIONS,
   DATABASE_FAILOVER_ROWS,
+  FULL_MATRIX_TAG,
   KEY_STRATEGY_COLUMNS,
   KEY_STRATEGY_ROWS,
   KEY_STRATEGY_TAG,
@@ -29,6 +30,7 @@ import {
   RELEASE_TAG,
   rowCommand,
   rowTag,
+  SAMPLED_CONFIGURATIONS,
   SCENARIOS,
 } from '../../e2e/scenarios/matrix';
 import { EXERCISES } from '../../lib/lab/exercises';
@@ -242,6 +244,18 @@ describe('the matrix rows', () => {
     );
     expect(tagged).toHaveLength(
       KEY_STRATEGY_ROWS.length * KEY_STRATEGY_COLUMNS.length - (KEY_STRATEGY_ROWS.length - 1),
+    );
+  });
+
+  it(`${FULL_MATRIX_TAG} is on exactly the proof matrix's cells that npm test leaves out: its single-layer columns`, () => {
+    const tagged = tests.filter((test) => test.tags.includes(FULL_MATRIX_TAG));
+    const sampled = CONFIGURATIONS.filter(({ id }) => SAMPLED_CONFIGURATIONS.includes(id));
+    // A misspelt id would tag every cell, and npm test would run none of the matrix's rows.
+    expect(sampled.map(({ id }) => id)).toEqual([...SAMPLED_CONFIGURATIONS]);
+    const ranApart = SCENARIOS.filter((scenario) => !scenario.oneRun);
+    const left = CONFIGURATIONS.filter(({ id }) => !SAMPLED_CONFIGURATIONS.includes(id));
+    expect(tagged.map((test) => `${test.describes.at(-1)} › ${test.title}`).sort()).toEqual(
+      ranApart.flatMap((scenario) => left.map(({ title }) => `scenario: ${scenario.title} › ${title}`)).sort(),
     );
   });
 
