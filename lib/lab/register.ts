@@ -8,12 +8,7 @@ import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  type IdGenerator,
-  TracerProvider as SdkTracerProvider,
-  type SpanProcessor,
-} from '@opentelemetry/sdk-trace';
+import { BatchSpanProcessor, type IdGenerator, TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { type Env, env } from '../env.ts';
 import { isExposed } from '../http/presenter.ts';
@@ -21,11 +16,12 @@ import { randomHex } from '../instance.ts';
 import { setPolicySource } from '../payments/policy.ts';
 import { watchRedisServer } from '../redis.ts';
 import { setPaymentTracerProvider } from '../telemetry/spans.ts';
+import { LaneTracerProvider } from './lane-tracer.ts';
 import { type Crash, killThisProcess, labPolicySource } from './policy.ts';
 import { watchPrimary } from './redis-failover.ts';
 import { TimelineSpanProcessor } from './timeline-spans.ts';
 
-type Registered = { provider?: SdkTracerProvider };
+type Registered = { flush?: () => Promise<void> };
 const registry = globalThis as unknown as { payOnceLab?: Registered };
 
 type Config = Pick<Env, 'LAB_ENABLED' | 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_SERVICE_NAME'> & { HOST?: string };
@@ -37,30 +33,27 @@ type Config = Pick<Env, 'LAB_ENABLED' | 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_SE
 export function registerLab(options: { crash?: Crash; config?: Config } = {}): void {
   if (registry.payOnceLab) return;
   const { LAB_ENABLED, OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_SERVICE_NAME, HOST } = options.config ?? env();
-  const processors: SpanProcessor[] = [];
-  if (LAB_ENABLED) processors.push(new TimelineSpanProcessor());
-  if (otlp)
-    processors.push(
-      new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: new URL('v1/traces', withSlash(otlp)).href }) }),
-    );
-  const provider =
-    processors.length > 0
-      ? new SdkTracerProvider({
-          spanProcessors: processors,
-          idGenerator: POOLED_IDS,
-          resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: OTEL_SERVICE_NAME }),
-        })
-      : undefined;
-  registry.payOnceLab = { provider };
-  if (provider && otlp) {
-    // With a collector, every span (Next.js's for the routes too) joins its request's trace: the active
-    // span follows the request through async calls.
+  const timeline = LAB_ENABLED ? new TimelineSpanProcessor() : undefined;
+  if (otlp) {
+    // With a collector, OpenTelemetry's SDK records every span (Next.js's for the routes too), for the collector
+    // and the timeline alike; the active span follows the request through async calls, so every span joins its
+    // request's trace.
+    const exporter = new OTLPTraceExporter({ url: new URL('v1/traces', withSlash(otlp)).href });
+    const provider = new SdkTracerProvider({
+      spanProcessors: [...(timeline ? [timeline] : []), new BatchSpanProcessor({ exporter })],
+      idGenerator: POOLED_IDS,
+      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: OTEL_SERVICE_NAME }),
+    });
+    registry.payOnceLab = { flush: () => provider.forceFlush() };
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     trace.setGlobalTracerProvider(provider);
-  } else if (provider) {
-    // The lab alone reads only this code's spans: Next.js's stay the API's no-ops, and Next.js, which sees
-    // no provider, does not trace its requests at all.
-    setPaymentTracerProvider(provider);
+  } else if (timeline) {
+    // The lab alone reads only this code's spans, through its own tracer (lane-tracer.ts): Next.js's stay the
+    // API's no-ops, and Next.js, which sees no provider, does not trace its requests at all.
+    registry.payOnceLab = { flush: () => timeline.forceFlush() };
+    setPaymentTracerProvider(new LaneTracerProvider(timeline));
+  } else {
+    registry.payOnceLab = {};
   }
   if (!LAB_ENABLED) return;
   const flush = () => flushLab();
@@ -71,7 +64,7 @@ export function registerLab(options: { crash?: Crash; config?: Config } = {}): v
 
 /** Publishes every span the lab has not yet published (before a crash fault kills the process). */
 export async function flushLab(): Promise<void> {
-  await registry.payOnceLab?.provider?.forceFlush();
+  await registry.payOnceLab?.flush?.();
 }
 
 /**

@@ -6,8 +6,9 @@ import 'server-only';
 // 250 ms is published as it goes, every 25 ms (so a lab shows where a request waits: a stall, a slow bank),
 // and its last steps when its span ends. The processor only reads spans: it never slows down or fails a payment.
 import type { Attributes, HrTime } from '@opentelemetry/api';
-import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace';
 import { ATTR, type Decision, reasonOf, type Step, TRACER_NAME } from '../telemetry/spans.ts';
+import type { RecordedSpan, SpanReader } from './lane-tracer.ts';
 import { flushTimeline, publishTimelineLanes } from './timeline.ts';
 import type { LaneBase, LanePiece, StoredStep } from './timeline-event.ts';
 
@@ -23,10 +24,10 @@ const LIVE_AFTER_MS = 250;
 const FORGET_AFTER_MS = 600_000;
 
 type Lane = {
-  root: Span;
-  spans: Span[];
+  root: RecordedSpan;
+  spans: RecordedSpan[];
   /** How many of each span's events are published already. */
-  published: Map<Span, number>;
+  published: Map<RecordedSpan, number>;
   /** When its previous step happened (ms since the epoch): the next one's duration starts there. */
   last: number;
   startedAt: number;
@@ -35,13 +36,14 @@ type Lane = {
 
 const ms = ([seconds, nanos]: HrTime): number => seconds * 1_000 + nanos / 1e6;
 
-export class TimelineSpanProcessor implements SpanProcessor {
+/** A processor of the SDK's (with an OTLP collector) or a reader of the lab's own tracer (lane-tracer.ts). */
+export class TimelineSpanProcessor implements SpanProcessor, SpanReader {
   /** Every open span of the timeline's, by its id: the lane it belongs to. */
   private readonly bySpan = new Map<string, Lane>();
   private readonly lanes = new Set<Lane>();
   private ticking: NodeJS.Timeout | undefined;
 
-  onStart(span: Span): void {
+  onStart(span: RecordedSpan): void {
     if (span.instrumentationScope.name !== TRACER_NAME) return;
     let lane: Lane | undefined;
     if (typeof span.attributes[ATTR.requestId] === 'string') {
@@ -58,7 +60,7 @@ export class TimelineSpanProcessor implements SpanProcessor {
     this.ticking ??= setInterval(() => this.publish(false), TICK_MS).unref();
   }
 
-  onEnd(span: ReadableSpan): void {
+  onEnd(span: RecordedSpan): void {
     const id = span.spanContext().spanId;
     const lane = this.bySpan.get(id);
     if (!lane) return;

@@ -125,12 +125,16 @@ export async function measureInTurns(
       measured[i]?.push(await (routes[i] as (typeof routes)[number]).load(seconds / turns));
     }
   }
-  return routes.map(({ label }, i) => {
-    const runs = measured[i] ?? [];
-    const median = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[Math.floor(turns / 2)] as Load;
-    say(`${label} (median of ${turns} turns)`, median);
-    return { ...median, turns: runs.map((run) => run.requestsPerSecond) };
-  });
+  return routes.map(({ label }, i) => medianTurn(label, measured[i] ?? []));
+}
+
+/** A route's turns, reported by its median turn, with every turn kept (for pairedRatio). */
+export function medianTurn(label: string, runs: Load[]): Load {
+  const median = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[
+    Math.floor(runs.length / 2)
+  ] as Load;
+  say(`${label} (median of ${runs.length} turns)`, median);
+  return { ...median, turns: runs.map((run) => run.requestsPerSecond) };
 }
 
 /**

@@ -71,8 +71,11 @@ fresh order unless said otherwise. Routes compared are measured in turns, in rot
 so that what drifts during a run falls on each of them (section 1's ratios are read turn by turn: each turn of the guarded
 payment against the ideal's turn beside it, the median of those ratios and their range; this machine's speed moves in
 phases of tens of seconds, and the ratio of two medians taken apart moved by up to 0.1 from run to run): the ideal guard and the guarded payment in ${RATIO_TURNS} turns of
-${RATIO_SECONDS / RATIO_TURNS} s each (on either instance), the rest in three turns of a third of the time each; before them, each app instance makes ${3 * SECONDS} s of payments (the JIT's work and the
-modules loaded at first use weigh the same on the lab-on and the lab-off instance). The app, PostgreSQL, Redis and the load generator share the machine, so
+${RATIO_SECONDS / RATIO_TURNS} s each, on the lab-on and the lab-off instance in the same turns (one instance's two routes, then the other's, the
+order alternating; the idle instance stopped, and settling for 1 s after its stop), the rest in three turns of a third of the time
+each; before them, each app instance makes ${3 * SECONDS} s of payments and nothing else (the JIT's work and the modules loaded
+at first use weigh the same on the lab-on and the lab-off instance; the empty route is measured after them: its ten thousand
+requests first had left an instance slower at the guarded payment, whichever instance had the lab). The app, PostgreSQL, Redis and the load generator share the machine, so
 absolute numbers move from run to run: read the ratios, which are measured in the same run.
 
 ## 1. Ceiling, ideal, guarded
@@ -88,11 +91,11 @@ median turn's (the two routes' medians apart: ${ratio(r.guarded.requestsPerSecon
 
 Where the time goes. The same guarded payments on an instance with the lab turned off (\`LAB_ENABLED=false\`: no lab
 settings read from Redis, no span recorded, no timeline written, as a production checkout would run), in turns with
-the ideal guard on that same instance: ${r.guardedLabOff.requestsPerSecond} req/s against the ideal's ${r.idealLabOff.requestsPerSecond}, p50
+the ideal guard on that same instance, and in the same turns as the lab-on instance: ${r.guardedLabOff.requestsPerSecond} req/s against the ideal's ${r.idealLabOff.requestsPerSecond}, p50
 ${r.guardedLabOff.p50} ms, **${labOff.median.toFixed(2)}× the ideal** (turns ${range(labOff)}; target 0.95×: ${met(labOff.median, 0.95)}). With the lab on, the
-difference is the lab's work: the payment's and its layers' spans (OpenTelemetry's SDK: about 12 µs a payment in a
-loop, several times that in the app, where the spans live as long as their payments and the garbage collector pays
-for them), their events turned into the timeline's lanes and published as one \`XADD\` for all the payments of
+difference is the lab's work: the payment's and its layers' spans (recorded by the lab's own tracer, which keeps
+only what the timeline reads: OpenTelemetry's SDK, which a collector still gets, cost a payment about as much CPU as
+the timeline itself, docs/decisions/035-the-labs-own-tracer.md), their events turned into the timeline's lanes and published as one \`XADD\` for all the payments of
 25 ms, each lane's shared fields written once, and the lab's settings, cached for 250 ms (target 0.9×). A CPU profile
 of the lab-on app over 8,000 payments (2026-12-05) puts the lab at about 4% of the app's busy CPU (the SDK's spans 1.3%,
 the timeline's JSON and its write 1.2%, the lanes 0.5%, the decisions' events 0.5%) and some of its garbage collector's
