@@ -158,6 +158,7 @@ async function measureThroughput(
       env: { ...appEnv, BENCH_ROUTES: 'true', INSTANCE_NAME: 'bench-lab-off', LAB_ENABLED: 'false' },
       quiet: true,
     });
+    labOff.once('exit', (code, signal) => log(`the lab-off instance exited (${signal ?? `code ${code}`})`));
     let ratios: Ratios;
     try {
       await waitForApp(PORTS.app + 1, 60_000, labOff);

@@ -10,9 +10,12 @@ export const WARMUP_SECONDS = 3;
  * and the machine's own speed moves in phases of tens of seconds (the same route at 213 and at 481 req/s within one
  * process, 2026-12-05), so the ratio is read turn by turn, each route's turn against its neighbour's.
  */
-export const RATIO_SECONDS = 3.3 * SECONDS;
-/** Odd, so that the median turn is one turn's (of each route, and of their ratios). */
-export const RATIO_TURNS = 11;
+export const RATIO_SECONDS = 6.3 * SECONDS;
+/**
+ * Odd, so that the median turn is one turn's (of each route, and of their ratios). Twenty-one: two runs of the same
+ * code in eleven turns gave 0.94 and 0.89 (2026-12-05); the median of more turns moves less from run to run.
+ */
+export const RATIO_TURNS = 21;
 export const BASE = `http://127.0.0.1:${PORTS.app}`;
 /** One section alone: 'chaos' (see the header). */
 export const ONLY = process.env.BENCH_ONLY;
