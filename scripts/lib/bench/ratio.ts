@@ -93,15 +93,16 @@ export async function measureRatios(options: {
           );
         }
       }
-      // A turn whose requests failed measures nothing: the run stops rather than report a ratio from it.
+      // A turn whose requests failed, or that completed none (an instance that hangs answers nothing, and fails
+      // nothing either), measures nothing: the run stops rather than report a ratio from it.
       const failedTurn = measured.flat().find((runs) => {
         const last = runs.at(-1);
-        return last !== undefined && last.errors + last.non2xx > last.total / 10;
+        return last !== undefined && (last.total === 0 || last.errors + last.non2xx > last.total / 10);
       });
       if (failedTurn) {
         const last = failedTurn.at(-1) as Load;
         throw new Error(
-          `section 1, turn ${turn + 1}: ${last.errors + last.non2xx} of ${last.total} requests failed (is an app instance down?)`,
+          `section 1, turn ${turn + 1}: ${last.total === 0 ? 'no request answered' : `${last.errors + last.non2xx} of ${last.total} requests failed`} (is an app instance down?)`,
         );
       }
       const line = measured.flatMap((routes, i) =>
