@@ -7,7 +7,8 @@
 //      seeded RNG: the seed is printed)
 //   2. for each order, several callers at once, each with its own X-Client-Id and Idempotency-Key, each
 //      retrying with the same key on 409, 503, a dropped connection or its own timeout, until it gets a
-//      final answer (201/200/402) or gives up at its deadline
+//      final answer (201/200/402) or gives up at its deadline; callers still going well past every deadline
+//      (chaos/plan.ts, STORM_DRAIN_MS) end the run with an error naming them and what each was doing
 //   3. meanwhile Redis (keeping no data: it comes back empty) and PostgreSQL are each stopped and started again;
 //      the crash faults SIGKILL the app (some of them its first taker's attempt too), and so do a few kills at
 //      random moments (whatever is in flight dies: takeovers, the reconciler's sweep); it is started again (as
@@ -30,6 +31,7 @@ import path from 'node:path';
 import pg from 'pg';
 import {
   deliverReceipts,
+  drained,
   faultTracker,
   insertOrders,
   keepAppRunning,
@@ -140,7 +142,7 @@ export async function runChaosStorm(options: {
           if (app.kill()) randomKills++;
         }),
       ),
-      done,
+      drained(done, () => [...callers, ...refundCallers], storm.clock),
     ]);
     const stormMs = clock() - stormStarted;
     log(`chaos: storm over after ${(stormMs / 1000).toFixed(1)} s; waiting for every order to settle`);

@@ -22,11 +22,15 @@ import {
   RECONNECT_MS,
   REFUND_INTENTS,
   SETTLE_TIMEOUT_MS,
+  STORM_DRAIN_MS,
   UNCLAIMED_FAULT_MS,
 } from './plan.ts';
 
 /** One request of a caller: when (ms since the storm began), and what came back. */
 export type Attempt = { at: number; ms: number; status?: number; error?: 'timeout' | 'dropped'; detail?: string };
+
+/** What a caller is doing while it has no final answer, and since when (ms since the storm began). */
+export type Doing = { what: 'sending' | 'reading the answer' | 'waiting'; since: number };
 
 export type Caller = {
   orderNo: string;
@@ -37,6 +41,7 @@ export type Caller = {
   /** The final answer (201/200/402), or another 4xx, which no retry can fix. */
   final?: { status: number; chargeId?: string; orderNo?: string; paymentStatus?: string; at: number };
   gaveUp?: boolean;
+  doing?: Doing;
 };
 
 /** A caller of one refund: its request id, made once for the refund and sent on every retry. */
@@ -51,6 +56,7 @@ export type RefundCaller = {
   /** Its final answer: a refund (201/200), or a problem (its type; `leftCents` when more than is left). */
   final?: { status: number; at: number } & Pick<Answer, 'refundId' | 'orderNo' | 'type' | 'amountCents' | 'leftCents'>;
   gaveUp?: boolean;
+  doing?: Doing;
 };
 
 export type StormEvent = { at: number; what: string };
@@ -292,10 +298,25 @@ type Exchange = { path: string; body: unknown; key: string; clientId: string };
  * only, not the plan) keeps the callers from retrying in lockstep.
  */
 async function untilAnswered(
-  caller: Pick<Caller, 'startedAt' | 'attempts' | 'gaveUp'>,
+  caller: Pick<Caller, 'startedAt' | 'attempts' | 'gaveUp' | 'doing'>,
   storm: Storm,
   exchange: Exchange,
 ): Promise<{ status: number; answer: Answer } | undefined> {
+  try {
+    return await tryUntilAnswered(caller, storm, exchange);
+  } finally {
+    caller.doing = undefined;
+  }
+}
+
+async function tryUntilAnswered(
+  caller: Pick<Caller, 'startedAt' | 'attempts' | 'gaveUp' | 'doing'>,
+  storm: Storm,
+  exchange: Exchange,
+): Promise<{ status: number; answer: Answer } | undefined> {
+  const doing = (what: Doing['what']) => {
+    caller.doing = { what, since: storm.clock() };
+  };
   const { base, clock } = storm;
   const deadline = caller.startedAt + CALLER_DEADLINE_MS;
   let reconnectMs = RECONNECT_MS.first;
@@ -309,6 +330,7 @@ async function untilAnswered(
     const started = performance.now();
     let waitMs: number;
     try {
+      doing('sending');
       const response = await fetch(`${base}${exchange.path}`, {
         method: 'POST',
         headers: {
@@ -320,6 +342,7 @@ async function untilAnswered(
         signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
       });
       const { status } = response;
+      doing('reading the answer');
       const answer = parseJson(await response.text());
       const names = answer.chargeId ?? answer.refundId ?? answer.title;
       caller.attempts.push({
@@ -338,6 +361,7 @@ async function untilAnswered(
       waitMs = reconnectMs;
       reconnectMs = Math.min(2 * reconnectMs, RECONNECT_MS.max);
     }
+    doing('waiting');
     await sleep(waitMs * (0.8 + 0.4 * Math.random()));
   }
 }
@@ -520,4 +544,38 @@ export async function deliverReceipts(databaseUrl: string, redisUrl: string, ord
     await consumeReceipts('chaos-receipts', { blockMs: 200 });
   await getDb().$disconnect();
   (await import('../../../lib/redis.ts')).closeRedis();
+}
+
+/**
+ * The callers' end, or an error naming those still going once STORM_DRAIN_MS has passed: each caller gives up at
+ * its deadline, so a storm still running then is stuck (a request or a read that never ended), and the run stops
+ * saying where rather than wait forever (one storm once hung so, silently, with the app idle).
+ */
+export async function drained(
+  done: Promise<unknown>,
+  callers: () => ReadonlyArray<Pick<RefundCaller, 'orderNo' | 'clientId' | 'attempts' | 'final' | 'gaveUp' | 'doing'>>,
+  clock: () => number,
+  ms = STORM_DRAIN_MS,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const going = callers().filter((caller) => caller.final === undefined && !caller.gaveUp);
+      const named = going.slice(0, 10).map((caller) => {
+        const doing = caller.doing ? `${caller.doing.what} since ${(caller.doing.since / 1000).toFixed(1)} s` : 'idle';
+        return `${caller.clientId} for ${caller.orderNo} (${caller.attempts.length} request(s), ${doing})`;
+      });
+      reject(
+        new Error(
+          `chaos: the storm's callers are not done ${ms / 1000} s after they began ` +
+            `(at ${(clock() / 1000).toFixed(1)} s): ${going.length} still going: ${named.join('; ')}`,
+        ),
+      );
+    }, ms);
+  });
+  try {
+    await Promise.race([done, stuck]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

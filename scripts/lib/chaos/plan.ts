@@ -32,6 +32,12 @@ export const CLIENT_TIMEOUT_MS = 8_000;
  * its give-up leaves in doubt, the app's reconciler must settle with nobody asking.
  */
 export const CALLER_DEADLINE_MS = 30_000;
+/**
+ * Every caller has its final answer or has given up by then: a payment's callers within their deadline, its last
+ * request and a Retry-After wait, and its refunds' callers (started once the payment is answered) as long again;
+ * with room to spare. A storm whose callers are not all done by then is stuck, and the run ends saying who.
+ */
+export const STORM_DRAIN_MS = LAUNCH_MS + 2 * (CALLER_DEADLINE_MS + CLIENT_TIMEOUT_MS + 30_000);
 /** After a refused or dropped connection: 250 ms, doubling up to 2 s (a restarting app is not hammered). */
 export const RECONNECT_MS = { first: 250, max: 2_000 };
 /** The reconciler runs every 5 s, and "no charge yet" waits for the bank's 10 s settlement window. */
