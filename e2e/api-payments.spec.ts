@@ -5,10 +5,12 @@ import { ALL_ON, chargeCount, createOrder, expect, test } from './fixtures';
 const pay = (orderNo: string, amountCents = 4200) => ({ orderNo, amountCents });
 
 test.describe('POST /api/payments', () => {
-  test('Prefer: wait=10: 20 duplicates of a payment at a 2 s bank all get its 201, byte for byte, one charge', async ({
+  test('Prefer: wait=10: 20 duplicates of a payment at a 5 s bank all get its 201, byte for byte, one charge', async ({
     request,
   }) => {
-    const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLatencyMs: 2_000 } });
+    // 5 s at the bank: the duplicates must land while the first runs, even on a busy machine slow to send them
+    // (with 2 s, beside a second test run, some came after it had finished: a plain replay, no wait to apply).
+    const orderNo = await createOrder(request, { layers: ALL_ON, faults: { bankLatencyMs: 5_000 } });
     const headers = { 'idempotency-key': `wait-${orderNo}`, 'x-client-id': `wait-${orderNo}` };
     const first = request.post('/api/payments', { headers, data: pay(orderNo) });
     await expect
