@@ -22,9 +22,12 @@ test('@guide exercise 7: a client that gives up after 0.5 s and retries, with ev
       /^HTTP\/1\.1 409 [\s\S]*^retry-after: 1$|^HTTP\/1\.1 201 [\s\S]*^idempotent-replayed: true$/im,
     );
   }
-  // The second arrives while the first is at the bank (1.5 s): told to wait. A machine busy enough may leave
-  // it unanswered within the client's 0.5 s too; then a later one is the one told.
-  if (attempts[1]?.startsWith('HTTP/')) expect(attempts[1]).toMatch(/^HTTP\/1\.1 409 /);
+  // The second arrives while the first is at the bank (1.5 s), and is told to wait; but a machine busy enough may
+  // leave it unanswered within the client's 0.5 s, or send it after the first has finished (beside a second test
+  // run it got the 201 replay). What holds whatever the timing: "in progress" never after the first's outcome.
+  const statuses = answered.map((answer) => answer.slice('HTTP/1.1 '.length, 'HTTP/1.1 '.length + 3));
+  const firstReplay = statuses.indexOf('201');
+  if (firstReplay >= 0) expect(statuses.slice(firstReplay)).not.toContain('409');
   expect(allOn).toMatch(/^1 charge\(s\)$/m);
   // Layers 2-5 off: nothing is answered within 0.5 s, and every attempt charged.
   expect(serverLayersOff.match(/no answer within 0\.5 s/g)).toHaveLength(4);
