@@ -24,7 +24,9 @@ import {
 } from './harness.ts';
 
 const APP_PORT = hostilePort(3132);
-const POSTGRES_PORT = hostilePort(25460);
+// Not 25460: a second suite beside this one (TEST_PORT_OFFSET=1000) put its PostgreSQL on 26460, the first suite's
+// Redis of redis-outage.int.test.ts, and failed to start it.
+const POSTGRES_PORT = hostilePort(25440);
 
 let dataDir = '';
 let postgres: RunningService | undefined;
