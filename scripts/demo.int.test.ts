@@ -130,7 +130,11 @@ describe('npm run demo', () => {
     expect(lines[0]).toMatch(/REDIS_URL: must be a URL starting with redis:\/\/ or rediss:\/\/ \(got "not-a-url"\)/);
   });
 
-  it('uses the servers named by DATABASE_URL and REDIS_URL and starts none of its own', async () => {
+  // A start of the demo: a guard against a hang, not a measure of speed (beside a second test run it took longer
+  // than the default minute).
+  it('uses the servers named by DATABASE_URL and REDIS_URL and starts none of its own', {
+    timeout: 180_000,
+  }, async () => {
     // Its own database on the test server: the app's background reconciler must not touch other tests' orders.
     const run = launch({ PORT: String(PORTS.a), DATABASE_URL: await freshDatabase('payonce_launcher') });
     await waitForOutput(run, new RegExp(`ready: http://localhost:${PORTS.a}`));
