@@ -476,6 +476,8 @@ test.describe('workshop', () => {
     page: lab,
     context,
   }) => {
+    // Three paid orders and their refunds, through the pages: beside a second test run this took over a minute.
+    test.setTimeout(180_000);
     await setUp(lab, '15', { stay: true });
     /** A paid order of this browser, and its checkout's page (which becomes the refund form). */
     const paidOrder = async () => {
