@@ -18,7 +18,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { ALL_LAYERS_OFF } from '../lib/lab/settings.ts';
-import { costOf } from './lib/bench/cost.ts';
+import { costOf, payAt } from './lib/bench/cost.ts';
 import { createOrders, freshPayments, measureInTurns, postLoad, run, say, stopApp } from './lib/bench/drive.ts';
 import { peerBenchmark } from './lib/bench/peer.ts';
 import { BASE, CONNECTIONS, type Load, log, ONLY, PORTS, SECONDS, WARMUP_SECONDS } from './lib/bench/plan.ts';
@@ -26,6 +26,7 @@ import { measureRatios, type Ratios } from './lib/bench/ratio.ts';
 import { measureReplication } from './lib/bench/replication.ts';
 import {
   type BenchResults,
+  type Cost,
   versions,
   writeChaosOnly,
   writeReplicationOnly,
@@ -160,9 +161,14 @@ async function measureThroughput(
     });
     labOff.once('exit', (code, signal) => log(`the lab-off instance exited (${signal ?? `code ${code}`})`));
     let ratios: Ratios;
+    let paymentLabOff: Cost;
     try {
       await waitForApp(PORTS.app + 1, 60_000, labOff);
       ratios = await measureRatios({ db, redis, labOn: app, labOff });
+      // 4, with the lab off: what a payment costs there (its order is not read before the claim: pay.ts).
+      const orders = await createOrders(db, redis, 200, null);
+      const base = `http://127.0.0.1:${PORTS.app + 1}`;
+      paymentLabOff = await costOf(redis, orders.length, (i) => payAt(base, orders[i] as string, `c-${orders[i]}`), base);
     } finally {
       await stopApp(labOff);
     }
@@ -219,12 +225,7 @@ async function measureThroughput(
 
     // 4. Cost per payment, per duplicate and per refund (sequential, so the counters belong to these requests only).
     const costOrders = await createOrders(db, redis, 200, null);
-    const pay = (order: string, key: string) =>
-      fetch(`${BASE}/api/payments`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-client-id': 'bench' },
-        body: JSON.stringify({ orderNo: order, amountCents: 4200 }),
-      });
+    const pay = (order: string, key: string) => payAt(BASE, order, key);
     const payment = await costOf(redis, costOrders.length, (i) => pay(costOrders[i] as string, `c-${costOrders[i]}`));
     const replay = await costOf(redis, costOrders.length, (i) => pay(costOrders[i] as string, `c-${costOrders[i]}`));
     const otherKey = await costOf(redis, costOrders.length, (i) => pay(costOrders[i] as string, `d-${costOrders[i]}`));
@@ -260,7 +261,7 @@ async function measureThroughput(
       unguarded,
       guardedBesideOff,
       storm: { ...stormLoad, seconds: stormSeconds, charges: stormCharges[0]?.n, paid: stormPaid[0]?.n },
-      cost: { payment, replay, otherKey, ideal: idealCost, refund: refundCost, refundReplay },
+      cost: { payment, paymentLabOff, replay, otherKey, ideal: idealCost, refund: refundCost, refundReplay },
       peer,
     };
   } finally {

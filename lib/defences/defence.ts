@@ -149,8 +149,10 @@ export type Reconciled =
   | { kind: 'waiting'; retryAfterMs: number }
   /** Nothing to do: nobody claims the order. */
   | { kind: 'idle' }
-  /** No such order (never made, or pruned by retention since the attempt read it). */
-  | { kind: 'gone' };
+  /** No such order (never made, or pruned by retention since the attempt read it), or not this caller's to pay. */
+  | { kind: 'gone' }
+  /** (An attempt checked at its claim) the amount it states is not the order's. */
+  | { kind: 'amountMismatch'; orderAmountCents: number };
 
 /** What an attempt (or a taker) holds in the database: its id and the claim's fencing token. */
 export type OrderHold = { orderNo: string; attemptId: string; fence: number };
@@ -163,6 +165,13 @@ export type Attempt = {
   /** The amount the caller stated, if it did (API callers): it must be the order's. */
   statedAmountCents?: number;
   caller: CallerScope;
+  /**
+   * The order was not read before the defences (an API call that states its amount, under a policy that does
+   * not depend on the order: the lab off), so `amountCents` is the stated amount and nobody has yet checked that
+   * this caller may pay the order: the database's claim checks both in its statement, and the recovery path
+   * reads the order first (pay.ts).
+   */
+  checkAtClaim?: boolean;
   /** A browser's page, or an API caller acting for a screen, presents a one-time token; a service call none. */
   fromPage: boolean;
   checkoutToken?: string;

@@ -7,6 +7,7 @@ import 'server-only';
 // place) is read from the row on every payment, as is one whose facts are missing (an hour later, Redis forgot
 // them in a failover, an order written by hand) or unreadable, and a caller other than the owner (the
 // sessions an order lets in change). The row is the truth. One key per order, one command each (Redis Cluster).
+// With the lab off an API payment that states its amount reads neither: its claim checks them (decision 036).
 import { getRedis } from '../redis.ts';
 
 export type OrderFacts = { amountCents: number; owner: string | null };

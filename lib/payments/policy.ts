@@ -9,6 +9,7 @@ import 'server-only';
 import type { DuplicateAnswer, KeyStrategy, Layers, RefundKeyStrategy, ReleaseRule } from '../defences/layers.ts';
 import { ALL_LAYERS_ON } from '../defences/layers.ts';
 import { env } from '../env.ts';
+import type { CallerScope } from '../session.ts';
 import type { Span } from '../telemetry/spans.ts';
 import { type BankFaults, NO_BANK_FAULTS } from './bank.ts';
 
@@ -54,6 +55,12 @@ export type OrderRef = { orderNo: string; owner: string | null; lab: unknown };
 
 export type PolicySource = {
   forOrder(order: OrderRef): Promise<PaymentPolicy>;
+  /**
+   * The policy of every order this caller pays, when it does not depend on the order (no lab: always the
+   * default), else undefined. With it, an API call that states its amount need not read the order before the
+   * defences: the database's claim checks the owner and the amount (pay.ts, `checkAtClaim`).
+   */
+  forCaller?(caller: CallerScope): Promise<PaymentPolicy | undefined>;
   /** The lease of an order with no settings of its own (the reconciler's sweep finds dead claims with it). */
   leaseMs(): Promise<number>;
 };
@@ -76,6 +83,7 @@ export function defaultPolicy(): PaymentPolicy {
 
 const DEFAULT_SOURCE: PolicySource = {
   forOrder: async () => defaultPolicy(),
+  forCaller: async () => defaultPolicy(),
   leaseMs: async () => env().REQUEST_KEY_LEASE_MS,
 };
 

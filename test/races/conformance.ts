@@ -26,10 +26,13 @@ function sameKeyOf(cast: Cast): boolean {
   return [...cast.roles, ...(cast.restart ?? [])].every((role) => role.kind !== 'pay' || role.plan.key === 'k0');
 }
 
-/** Replays one model trace on the real code; its findings (none: undefined). */
-export async function conform(cast: Cast, moves: Move[]): Promise<Finding | undefined> {
+/**
+ * Replays one model trace on the real code; its findings (none: undefined). `checkAtClaim`: the payments are
+ * checked at their claim, the order not read first (world.ts); the model's trace is the same either way.
+ */
+export async function conform(cast: Cast, moves: Move[], checkAtClaim = false): Promise<Finding | undefined> {
   const model = replay(cast, moves);
-  const world = await RaceWorld.create(cast.layers, sameKeyOf(cast));
+  const world = await RaceWorld.create(cast.layers, sameKeyOf(cast), checkAtClaim);
   const { scheduler } = world;
   const problems: string[] = [];
   let next = 0;

@@ -26,6 +26,8 @@ export type Schedule = {
   duplicates: number;
   /** Whether the duplicates retry with the first attempt's key (one intent) or each bring their own. */
   sameKey: boolean;
+  /** Whether the payments are checked at their claim, the order not read first (the lab off; world.ts). */
+  checkAtClaim: boolean;
   /** Reconcilers (on demand) and background sweeps that run during the schedule. */
   reconcilers: number;
   sweeps: number;
@@ -52,13 +54,15 @@ export type Script = {
   steps: ScriptStep[];
   /** Whether every payment of the script is one intent (one key). */
   sameKey: boolean;
+  /** Whether the payments are checked at their claim (world.ts); not by default. */
+  checkAtClaim?: boolean;
 };
 
 export type Finding = { trace: string[]; violations: string[]; ends: string[] };
 
 /** Runs one random schedule; its findings (none: undefined). */
 export async function runSchedule(schedule: Schedule): Promise<Finding | undefined> {
-  const world = await RaceWorld.create(schedule.layers, schedule.sameKey);
+  const world = await RaceWorld.create(schedule.layers, schedule.sameKey, schedule.checkAtClaim);
   const plans: ActorPlan[] = [{ name: 'first', kind: 'pay', key: 'k0', bank: schedule.first }];
   for (let i = 1; i <= schedule.duplicates; i++) {
     plans.push({ name: `dup${i}`, kind: 'pay', key: schedule.sameKey ? 'k0' : `k${i}` });
@@ -96,7 +100,7 @@ export async function runSchedule(schedule: Schedule): Promise<Finding | undefin
 
 /** Runs one script: its steps, then every actor still waiting to its end; its findings (none: undefined). */
 export async function runScript(script: Script): Promise<Finding | undefined> {
-  const world = await RaceWorld.create(script.layers, script.sameKey);
+  const world = await RaceWorld.create(script.layers, script.sameKey, script.checkAtClaim);
   for (const plan of script.actors) world.spawn(plan);
   try {
     for (const step of script.steps) {
@@ -189,6 +193,7 @@ export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc.record({
   first: fc.constantFrom(...BANK_FAULTS),
   duplicates: fc.integer({ min: 1, max: 3 }),
   sameKey: fc.boolean(),
+  checkAtClaim: fc.boolean(),
   reconcilers: fc.integer({ min: 0, max: 2 }),
   sweeps: fc.integer({ min: 0, max: 1 }),
   crashes: fc.array(fc.record({ actor: fc.nat({ max: 6 }), point: fc.constantFrom(...RACE_POINTS) }), { maxLength: 2 }),

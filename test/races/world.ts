@@ -16,10 +16,11 @@ import { bootPrefix, instanceName } from '../../lib/instance.ts';
 import { ALL_LAYERS_OFF, BANK_SETTLEMENT_WINDOW_MS, type Faults } from '../../lib/lab/settings.ts';
 import { createOrder } from '../../lib/payments/orders.ts';
 import { defaultPayOptions, type PayResult, pay } from '../../lib/payments/pay.ts';
+import { type PaymentPolicy, type PolicySource, policySource, setPolicySource } from '../../lib/payments/policy.ts';
 import { reconcileOrder, reconcileStalePayments } from '../../lib/payments/reconcile.ts';
 import { runHousekeeping } from '../../lib/payments/retention.ts';
 import { getRedis } from '../../lib/redis.ts';
-import { clientScope } from '../../lib/session.ts';
+import { type CallerScope, clientScope } from '../../lib/session.ts';
 import { type ActorEnd, RaceScheduler } from './scheduler.ts';
 
 /** The defences that act on the server (the token and the pending UI belong to a page). */
@@ -97,6 +98,11 @@ export class RaceWorld {
     readonly layers: ServerLayers,
     /** Whether every payment of the schedule is one intent (one key). */
     readonly sameKey: boolean,
+    /**
+     * Whether its payments are checked at their claim (pay.ts's `checkAtClaim`: the order not read before the
+     * defences, as an API payment runs with the lab off), where a database layer is on; else the order is read.
+     */
+    readonly checkAtClaim = false,
   ) {
     this.clock = { now: Date.now() };
     this.scheduler = new RaceScheduler({
@@ -105,10 +111,12 @@ export class RaceWorld {
     });
   }
 
-  static async create(layers: ServerLayers, sameKey: boolean): Promise<RaceWorld> {
+  static async create(layers: ServerLayers, sameKey: boolean, checkAtClaim = false): Promise<RaceWorld> {
     const all = { ...ALL_LAYERS_OFF, ...layers };
     const { orderNo } = await createOrder({ lab: { layers: all, claims: { leaseMs: LEASE_MS } } });
-    return new RaceWorld(orderNo, layers, sameKey);
+    const world = new RaceWorld(orderNo, layers, sameKey, checkAtClaim);
+    if (checkAtClaim) await policyForEveryOrderOf(world.caller, orderNo);
+    return world;
   }
 
   readonly now = () => this.clock.now;
@@ -474,4 +482,25 @@ export function settledProblems(state: WorldState, when: string): string[] {
     if (named.length === 0) found.push(`${when}: no payment.paid event for the order's charge ${order.chargeId}`);
   }
   return found;
+}
+
+/**
+ * The policy source of a world whose payments are checked at their claim: its caller's every order runs under the
+ * policy its order would be given when read (the lab's, for the settings the world created it with), as every
+ * order runs under the default one with the lab off. The lab's source stays for everything else.
+ */
+const policiesOfCallers = new Map<string, PaymentPolicy>();
+let labSource: PolicySource | undefined;
+async function policyForEveryOrderOf(caller: CallerScope, orderNo: string): Promise<void> {
+  if (!labSource) {
+    const source = policySource();
+    labSource = source;
+    setPolicySource({
+      forOrder: (order) => source.forOrder(order),
+      leaseMs: () => source.leaseMs(),
+      forCaller: async (asking) => policiesOfCallers.get(asking),
+    });
+  }
+  const order = await getDb().order.findUniqueOrThrow({ where: { orderNo }, select: { owner: true, lab: true } });
+  policiesOfCallers.set(caller, await labSource.forOrder({ orderNo, ...order }));
 }

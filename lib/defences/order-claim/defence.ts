@@ -17,6 +17,8 @@ import 'server-only';
 //     key will return what lands): no stop, this attempt takes the claim over and pays;
 //   - a charge in doubt that may still land: "in progress", answered by the reconciler;
 //   - a live claim: "in progress" (once more first if the claim vanished between the statement and the read).
+//   - an attempt checked at its claim (the order not read before it: an API call with the lab off) whose
+//     order is not this caller's to pay, or costs another amount: "no such order", or the amount mismatch.
 // When the claim is given back (under the right release rule, noMoneyMoved; release.ts has the wrong ones):
 // completed with the outcome once the bank has answered (PAID or DECLINED, the outcome on the dedup row, the
 // outbox event for the receipt), a failure after the charge too; released when the bank refused before
@@ -32,6 +34,7 @@ import {
   type DatabaseLayers,
   keepClaimUnknown,
   orderLock,
+  type Payer,
   recordOutcome,
   recordUnguarded,
   releaseClaim,
@@ -65,7 +68,7 @@ async function claimTheOrder(attempt: Attempt, layers: Switches): Promise<OrderC
   const { span, orderNo, attemptId } = attempt;
   for (let tries = 0; ; tries++) {
     await attempt.at?.('order.claim');
-    const claimed = await claimOrder(layers, orderNo, attemptId, new Date(attempt.now()));
+    const claimed = await claimOrder(layers, orderNo, attemptId, new Date(attempt.now()), payerOf(attempt));
     if ('fence' in claimed) {
       const { fence } = claimed;
       if (layers.stateMachine) decide(span, 'stateMachine', 'claimed', reason('dbClaimed', { fence }));
@@ -78,6 +81,11 @@ async function claimTheOrder(attempt: Attempt, layers: Switches): Promise<OrderC
     // The claim went away between this attempt's claim and its read (its holder released it): once more.
     if (tries > 0) return stillProcessing(attempt, claimed.refusedBy);
   }
+}
+
+/** Who claims, when nobody has checked yet that they may pay the order at this amount (the claim then does). */
+function payerOf({ checkAtClaim, caller, amountCents }: Attempt): Payer | undefined {
+  return checkAtClaim ? { caller, amountCents } : undefined;
 }
 
 /**
@@ -106,6 +114,8 @@ async function answerDuplicate(attempt: Attempt, said: Layer, layers: Switches):
       return { kind: 'stopped', answer: { kind: 'in_progress', answeredBy: 'reconciler' } };
     case 'gone':
       return { kind: 'stopped', answer: { kind: 'order_not_found' } };
+    case 'amountMismatch':
+      return { kind: 'stopped', answer: { kind: 'amount_mismatch', orderAmountCents: answer.orderAmountCents } };
     case 'idle':
     case 'released':
       return 'again';

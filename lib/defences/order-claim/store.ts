@@ -41,22 +41,38 @@ export type ClaimTaken = { fence: number } | { refusedBy: Layer };
 const REFUSED_BY_KEY = Symbol('the unique key refused the row');
 
 /**
+ * Who claims, where nobody has checked yet that they may pay the order (pay.ts's `checkAtClaim`): the claim
+ * then holds only for an order this caller may pay (its owner, one of the payers it let in, or an order with
+ * no owner) at exactly this amount. Both never change once the order exists, but for the payers it lets in.
+ */
+export type Payer = { caller: string; amountCents: number };
+
+function payableBy(payer: Payer | undefined): Prisma.Sql {
+  if (!payer) return Prisma.empty;
+  const { caller, amountCents } = payer;
+  return Prisma.sql`AND amount_cents = ${amountCents} AND (owner IS NULL OR owner = ${caller} OR ${caller} = ANY(payers))`;
+}
+
+/**
  * An attempt claims the order, with the statement its layers make: layer 3's conditional update, layer 4's
  * dedup row, or both in one statement (one round trip). "0 rows" is layer 3's refusal (also when the order is
- * gone: retention pruned it since the attempt read it); a unique violation (P2002) is layer 4's.
+ * gone: retention pruned it since the attempt read it; and, with `payer`, when it is not that payer's to pay at
+ * that amount); a unique violation (P2002) is layer 4's.
  */
 export async function claimOrder(
   layers: DatabaseLayers,
   orderNo: string,
   attemptId: string,
   now: Date,
+  payer?: Payer,
 ): Promise<ClaimTaken> {
   const db = hotPath();
+  const payable = payableBy(payer);
   const fence = !layers.uniqueConstraint
-    ? await claimOrderState(db, orderNo, attemptId, now)
+    ? await claimOrderState(db, orderNo, attemptId, now, payable)
     : layers.stateMachine
-      ? await claimOrderStateAndDedupRow(db, orderNo, attemptId, now)
-      : await insertPaymentDedupRow(db, orderNo, attemptId, now);
+      ? await claimOrderStateAndDedupRow(db, orderNo, attemptId, now, payable)
+      : await insertPaymentDedupRow(db, orderNo, attemptId, now, payable);
   if (fence === REFUSED_BY_KEY) return { refusedBy: 'uniqueConstraint' };
   return fence === undefined ? { refusedBy: 'stateMachine' } : { fence };
 }
@@ -67,12 +83,13 @@ async function claimOrderState(
   orderNo: string,
   attemptId: string,
   now: Date,
+  payable: Prisma.Sql,
 ): Promise<number | undefined> {
   const [claimed] = await tx.$queryRaw<Array<{ fence: number }>>`
     UPDATE orders
     SET status = ${targetOf('claim')}::payment_status, attempt_id = ${attemptId}, claimed_at = ${now},
         unknown_since = NULL, fence = fence + 1, first_fence = fence + 1, updated_at = now()
-    WHERE order_no = ${orderNo} AND status = ANY(${statusesAllowing('claim')}::payment_status[])
+    WHERE order_no = ${orderNo} AND status = ANY(${statusesAllowing('claim')}::payment_status[]) ${payable}
     RETURNING fence`;
   return claimed?.fence;
 }
@@ -89,6 +106,7 @@ async function claimOrderStateAndDedupRow(
   orderNo: string,
   attemptId: string,
   now: Date,
+  payable: Prisma.Sql,
 ): Promise<number | typeof REFUSED_BY_KEY | undefined> {
   try {
     const [inserted] = await tx.$queryRaw<Array<{ fence: number }>>`
@@ -96,7 +114,7 @@ async function claimOrderStateAndDedupRow(
         UPDATE orders
         SET status = ${targetOf('claim')}::payment_status, attempt_id = ${attemptId}, claimed_at = ${now},
             unknown_since = NULL, fence = fence + 1, first_fence = fence + 1, updated_at = now()
-        WHERE order_no = ${orderNo} AND status = ANY(${statusesAllowing('claim')}::payment_status[])
+        WHERE order_no = ${orderNo} AND status = ANY(${statusesAllowing('claim')}::payment_status[]) ${payable}
         RETURNING order_no, fence)
       INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, first_fence, claimed_at)
       SELECT 'PAYMENT', order_no, ${attemptId}, fence, fence, ${now} FROM claim
@@ -118,10 +136,12 @@ async function insertPaymentDedupRow(
   orderNo: string,
   owner: string,
   now: Date,
+  payable: Prisma.Sql,
 ): Promise<number | typeof REFUSED_BY_KEY | undefined> {
   try {
     const [row] = await tx.$queryRaw<Array<{ fence: number }>>`
-      WITH generation AS (UPDATE orders SET fence = fence + 1, updated_at = now() WHERE order_no = ${orderNo} RETURNING fence)
+      WITH generation AS (
+        UPDATE orders SET fence = fence + 1, updated_at = now() WHERE order_no = ${orderNo} ${payable} RETURNING fence)
       INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, first_fence, claimed_at)
       SELECT 'PAYMENT', ${orderNo}, ${owner}, fence, fence, ${now} FROM generation
       RETURNING fence`;

@@ -103,7 +103,8 @@ export type KeyedAttempt<O, Found> = {
   recovery: {
     /** The database's reconciler, for a key held by an attempt that may be dead. */
     reconcile(): Promise<
-      { kind: 'settled'; outcome: O } | { kind: 'released' | 'resumed' | 'running' | 'waiting' | 'idle' | 'gone' }
+      | { kind: 'settled'; outcome: O }
+      | { kind: 'released' | 'resumed' | 'running' | 'waiting' | 'idle' | 'gone' | 'amountMismatch' }
     >;
     askBankAfterTakeover(
       query: { merchantRef: string; fence: Fence; byLock?: boolean },

@@ -19,23 +19,28 @@ export function delta(before: Map<string, number>, after: Map<string, number>): 
   return out;
 }
 
-export async function roundTrips(): Promise<number> {
-  return ((await (await fetch(`${BASE}/api/bench/stats`)).json()) as { databaseRoundTrips: number }).databaseRoundTrips;
+/** The database round trips the app instance at `base` has made so far. */
+export async function roundTrips(base = BASE): Promise<number> {
+  return ((await (await fetch(`${base}/api/bench/stats`)).json()) as { databaseRoundTrips: number }).databaseRoundTrips;
 }
 
-/** Redis commands and database round trips per request, and its mean time, over `count` sequential requests. */
+/**
+ * Redis commands and database round trips per request, and its mean time, over `count` sequential requests.
+ * `base`: the app instance they are sent to (the round trips are its own count).
+ */
 export async function costOf(
   redis: Redis,
   count: number,
   send: (i: number) => Promise<Response>,
+  base = BASE,
 ): Promise<{ redis: Map<string, number>; redisTotal: number; database: number; msEach: number }> {
   await new Promise((resolve) => setTimeout(resolve, 300)); // let fire-and-forget timeline writes land
-  const [redisBefore, dbBefore] = [await commandStats(redis), await roundTrips()];
+  const [redisBefore, dbBefore] = [await commandStats(redis), await roundTrips(base)];
   const started = performance.now();
   for (let i = 0; i < count; i++) await (await send(i)).arrayBuffer();
   const msEach = (performance.now() - started) / count;
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const [redisAfter, dbAfter] = [await commandStats(redis), await roundTrips()];
+  const [redisAfter, dbAfter] = [await commandStats(redis), await roundTrips(base)];
   const perRequest = new Map([...delta(redisBefore, redisAfter)].map(([name, calls]) => [name, calls / count]));
   return {
     redis: perRequest,
@@ -43,4 +48,13 @@ export async function costOf(
     database: (dbAfter - dbBefore) / count,
     msEach,
   };
+}
+
+/** One API payment of the order's amount (4,200 cents), with this Idempotency-Key, to the app instance at `base`. */
+export function payAt(base: string, orderNo: string, key: string): Promise<Response> {
+  return fetch(`${base}/api/payments`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-client-id': 'bench' },
+    body: JSON.stringify({ orderNo, amountCents: 4200 }),
+  });
 }
