@@ -115,7 +115,11 @@ export class RaceWorld {
     const all = { ...ALL_LAYERS_OFF, ...layers };
     const { orderNo } = await createOrder({ lab: { layers: all, claims: { leaseMs: LEASE_MS } } });
     const world = new RaceWorld(orderNo, layers, sameKey, checkAtClaim);
-    if (checkAtClaim) await policyForEveryOrderOf(world.caller, orderNo);
+    if (checkAtClaim) {
+      // Its owner is the world's caller, so that the claim's check meets an owner (not only an order without one).
+      await getDb().order.update({ where: { orderNo }, data: { owner: world.caller } });
+      await policyForEveryOrderOf(world.caller, orderNo);
+    }
     return world;
   }
 
