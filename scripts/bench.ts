@@ -168,7 +168,12 @@ async function measureThroughput(
       // 4, with the lab off: what a payment costs there (its order is not read before the claim: pay.ts).
       const orders = await createOrders(db, redis, 200, null);
       const base = `http://127.0.0.1:${PORTS.app + 1}`;
-      paymentLabOff = await costOf(redis, orders.length, (i) => payAt(base, orders[i] as string, `c-${orders[i]}`), base);
+      paymentLabOff = await costOf(
+        redis,
+        orders.length,
+        (i) => payAt(base, orders[i] as string, `c-${orders[i]}`),
+        base,
+      );
     } finally {
       await stopApp(labOff);
     }

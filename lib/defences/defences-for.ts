@@ -81,3 +81,11 @@ export function defencesFor(layers: Layers, attempt: Attempt): Defence[] {
       defence !== undefined && (defence.layer === undefined || APPLIES[defence.layer](attempt)),
   );
 }
+
+/**
+ * Whether these switches claim the order in the database (layer 3 or 4): then that claim's statement can check
+ * who pays the order, and at what amount, where the order was not read first (pay.ts, decision 036).
+ */
+export function claimsTheOrder(layers: Layers): boolean {
+  return layers.stateMachine || layers.uniqueConstraint;
+}

@@ -19,7 +19,7 @@ import 'server-only';
 // bank (reconcile.ts), never by guessing.
 import { getDb } from '../db.ts';
 import type { Answer, Attempt, Ending, Lease, Reconciled } from '../defences/defence.ts';
-import { defencesFor } from '../defences/defences-for.ts';
+import { claimsTheOrder, defencesFor } from '../defences/defences-for.ts';
 import { defencesOn } from '../defences/layers.ts';
 import type { RaceHook } from '../defences/race-points.ts';
 import { env } from '../env.ts';
@@ -203,7 +203,7 @@ async function orderFor(request: PayRequest, span: Span): Promise<OrderToPay | u
 async function checkedAtClaim({ amountCents, checkoutToken, caller }: PayRequest): Promise<OrderToPay | undefined> {
   if (amountCents === undefined || checkoutToken !== undefined) return undefined;
   const policy = await policySource().forCaller?.(caller);
-  if (!policy || !(policy.layers.stateMachine || policy.layers.uniqueConstraint)) return undefined;
+  if (!policy || !claimsTheOrder(policy.layers)) return undefined;
   return { amountCents, policy, checkAtClaim: true };
 }
 

@@ -42,7 +42,15 @@ export type BenchResults = {
   /** All layers on, in turns with all layers off (section 2). */
   guardedBesideOff: Load;
   storm: Load & { seconds: number; charges?: number; paid?: number };
-  cost: { payment: Cost; paymentLabOff: Cost; replay: Cost; otherKey: Cost; ideal: Cost; refund: Cost; refundReplay: Cost };
+  cost: {
+    payment: Cost;
+    paymentLabOff: Cost;
+    replay: Cost;
+    otherKey: Cost;
+    ideal: Cost;
+    refund: Cost;
+    refundReplay: Cost;
+  };
   peer: Awaited<ReturnType<typeof peerBenchmark>>;
   scale: ScaleResults;
   replication: ReplicationResults;
