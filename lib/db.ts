@@ -1,6 +1,6 @@
 import 'server-only';
 import { PrismaPg } from '@prisma/adapter-pg';
-import type { ArgType, SqlDriverAdapter } from '@prisma/driver-adapter-utils';
+import { DriverAdapterError } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import { env, requireEnv } from './env.ts';
 import { Prisma, PrismaClient } from './generated/prisma/client.ts';
@@ -63,7 +63,6 @@ const globalForPrisma = globalThis as unknown as {
   pgPool?: pg.Pool;
   prisma?: PrismaClient;
   bankPrisma?: PrismaClient;
-  hotPath?: Promise<SqlDriverAdapter>;
 };
 
 function getPool(): pg.Pool {
@@ -94,28 +93,56 @@ export const bankHasOwnDatabase = (): boolean => env().BANK_DATABASE_URL !== und
 export type SqlRunner = { $queryRaw<T = unknown>(query: TemplateStringsArray, ...values: unknown[]): Promise<T> };
 
 /**
- * The hot path's statements (a payment's claim and the record of its outcome): the same raw SQL, sent through
- * Prisma's own PostgreSQL adapter on the same pool, without the client's request pipeline around it. That
- * pipeline costs about 75 µs of CPU per statement on a 40 µs statement (bench/results.md). The adapter's errors
- * arrive as they are (`DriverAdapterError`: a unique violation, a lost server), not wrapped by the client.
+ * The hot path's statements (a payment's claim and the record of its outcome): the same raw SQL, sent by
+ * node-postgres on the same pool, without Prisma's request pipeline or its adapter around it (the client's
+ * pipeline cost about 75 µs of CPU per statement on a 40 µs statement; the adapter's layers, a dozen promises
+ * and a copy of every row a payment: decision 037). Values go as node-postgres sends them (a date with its
+ * offset: the columns are `timestamptz`), rows come back as it parses them (an int as a number), and an error as
+ * the adapter words it (`DriverAdapterError`: a unique violation, a lost server), so that every reader of its errors reads
+ * the same thing whichever way a statement went.
  */
 export function hotPath(): SqlRunner {
   return HOT_PATH;
 }
 
 const HOT_PATH: SqlRunner = {
-  async $queryRaw<T>(strings: TemplateStringsArray, ...values: unknown[]): Promise<T> {
-    const query = Prisma.sql(strings, ...values);
-    globalForPrisma.hotPath ??= new PrismaPg(getPool(), { statementNameGenerator: preparedName }).connect();
-    const adapter = await globalForPrisma.hotPath;
-    const result = await adapter.queryRaw({
-      sql: query.text,
-      args: query.values,
-      argTypes: query.values.map(argTypeOf),
-    });
-    return result.rows.map((row) => Object.fromEntries(result.columnNames.map((name, i) => [name, row[i]]))) as T;
+  $queryRaw<T>(strings: TemplateStringsArray, ...values: unknown[]): Promise<T> {
+    const { text, values: args } = Prisma.sql(strings, ...values);
+    const query = { name: preparedName({ sql: text }), text, values: args };
+    return getPool()
+      .query(query)
+      .then(
+        (result) => result.rows as T,
+        (error: unknown) => {
+          throw asAdapterError(error);
+        },
+      );
   },
 };
+
+/**
+ * node-postgres's error as the adapter words it (`DriverAdapterError`, its cause's `kind`): PostgreSQL's refusals
+ * by their code (a unique violation is `UniqueConstraintViolation`, any other `postgres` with its code and message),
+ * a lost server by its socket's error. Anything else (the pool's "timeout exceeded when trying to connect") as it
+ * is, as the adapter passes it on.
+ */
+function asAdapterError(error: unknown): unknown {
+  if (error instanceof pg.DatabaseError && error.code !== undefined) {
+    const { code, message, severity, detail, column, hint } = error;
+    const kind = code === '23505' ? 'UniqueConstraintViolation' : 'postgres';
+    const cause = { kind, originalCode: code, originalMessage: message, code, severity, message, detail, column, hint };
+    return new DriverAdapterError(cause as DriverAdapterErrorCause);
+  }
+  const socket = SOCKET_ERRORS[(error as NodeJS.ErrnoException).code ?? ''];
+  return socket ? new DriverAdapterError({ kind: socket } as DriverAdapterErrorCause) : error;
+}
+const SOCKET_ERRORS: Record<string, string> = {
+  ENOTFOUND: 'DatabaseNotReachable',
+  ECONNREFUSED: 'DatabaseNotReachable',
+  ECONNRESET: 'ConnectionClosed',
+  ETIMEDOUT: 'SocketTimeout',
+};
+type DriverAdapterErrorCause = ConstructorParameters<typeof DriverAdapterError>[0];
 
 /**
  * The hot path's statements are prepared: each connection parses and plans a statement once, the first time
@@ -134,9 +161,3 @@ function preparedName({ sql }: { sql: string }): string {
   return name;
 }
 const preparedNames = new Map<string, string>();
-
-/** How the adapter is to send a value: a date as a timestamp, an array as a list, anything else as it is. */
-function argTypeOf(value: unknown): ArgType {
-  if (value instanceof Date) return { scalarType: 'datetime', arity: 'scalar' };
-  return { scalarType: 'string', arity: Array.isArray(value) ? 'list' : 'scalar' };
-}

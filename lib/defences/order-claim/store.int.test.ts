@@ -34,7 +34,24 @@ describe('the dedup table (real PostgreSQL)', () => {
     expect(await claimOrder(ROW_ONLY, orderNo, 'third', now)).toEqual({ fence: 2 });
   });
 
-  it('on the hot path, where the adapter’s own error arrives unwrapped, tells a unique violation from other refusals', async () => {
+  it('on the hot path, sends a date as the moment it is, in any time zone the app runs in, and reads an int as a number', async () => {
+    const { orderNo } = await createOrder({});
+    const claimedAt = new Date('2026-01-02T03:04:05.678Z');
+    const zone = process.env.TZ;
+    // node-postgres would send a date in the process's own zone, which a column without one drops.
+    process.env.TZ = 'America/New_York';
+    try {
+      expect(await claimOrder({ stateMachine: true, uniqueConstraint: false }, orderNo, 'first', claimedAt)).toEqual({
+        fence: 1,
+      });
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+    expect((await getDb().order.findUniqueOrThrow({ where: { orderNo } })).claimedAt).toEqual(claimedAt);
+  });
+
+  it('on the hot path, where the error arrives as the adapter words it, tells a unique violation from other refusals', async () => {
     const { orderNo } = await createOrder({});
     const now = new Date();
     // Layers 3 and 4 in one statement: the second is refused by layer 3 (the order is no longer PENDING).
