@@ -79,7 +79,7 @@ async function confirm(
   const { orderNo, span, now, at } = attempt;
   const { lease, toBank } = call;
   decide(span, error instanceof BankKeyInUseError && toBank ? toBank.keyedBy : 'bank', 'unknown', unknownReason(error));
-  await at?.('pay.confirm');
+  if (at) await at('pay.confirm');
   const confirmed =
     error instanceof BankTimeoutError && lease
       ? await askBank({ merchantRef: orderNo, fence: lease.fence, byLock: lease.byLock }, now).then(

@@ -28,7 +28,9 @@ export async function guarded<At extends Traced, A, O>(
   const handed: Handed = { leases: [] };
   let atBank = false;
   let failure: unknown;
-  const from = async (index: number): Promise<Ending<A, O>> => {
+  // Plain functions returning the guard's promise, not async ones: every `async` wrapper and `await` is one more
+  // promise per defence per payment, which the framework's async context tracking makes dear (bench/results.md).
+  const from = (index: number): Promise<Ending<A, O>> => {
     const defence = defences[index];
     if (!defence) {
       atBank = true;
@@ -39,13 +41,11 @@ export async function guarded<At extends Traced, A, O>(
       if (passing?.toBank) handed.toBank = passing.toBank;
       return from(index + 1);
     };
-    try {
-      return await guardTraced(defence, attempt, next);
-    } catch (error) {
+    return guardTraced(defence, attempt, next).catch((error: unknown) => {
       if (atBank) throw error;
       failure ??= error;
       return { kind: 'stopped', answer: failedBeforeBank, failure };
-    }
+    });
   };
   return from(0);
 }
@@ -55,7 +55,7 @@ export async function guarded<At extends Traced, A, O>(
  * and the span ends when the guard returns (it has heard how the rest ended). A step that is not a layer (the
  * order's amount, the unguarded order) has no span: it would be an empty one on every payment.
  */
-async function guardTraced<At extends Traced, A, O>(
+function guardTraced<At extends Traced, A, O>(
   defence: Defence<At, A, O>,
   attempt: At,
   next: Next<A, O>,
@@ -65,11 +65,7 @@ async function guardTraced<At extends Traced, A, O>(
   const span = startSpan(`defence ${layer}`, { attributes: { [ATTR.layer]: layer } }, attempt.span);
   // Nobody listens (no provider registered: the API's no-op span): nothing to end.
   if (!span.isRecording()) return defence.guard(attempt, next);
-  try {
-    return await defence.guard({ ...attempt, span }, next);
-  } finally {
-    span.end();
-  }
+  return defence.guard({ ...attempt, span }, next).finally(() => span.end());
 }
 
 /** What the fault point and the renewal need of an attempt. */
@@ -84,8 +80,9 @@ type Away = { orderNo: string; span: Span; leaseMs: number; now: () => number; a
 export async function stillHeld(leases: Lease[], attempt: Away, faults: FaultPoints): Promise<LostClaim | undefined> {
   const { now, leaseMs } = attempt;
   const claimedAt = now();
-  await faults('pay.beforeBank', faultContext(attempt, leases));
-  await attempt.at?.('pay.beforeBank');
+  const fault = faults('pay.beforeBank', faultContext(attempt, leases));
+  if (fault) await fault;
+  if (attempt.at) await attempt.at('pay.beforeBank');
   if (now() - claimedAt <= leaseMs / 2) return undefined;
   const renewedAt = now();
   for (const lease of [...leases].reverse()) {

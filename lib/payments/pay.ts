@@ -144,12 +144,13 @@ async function atTheBank(
 ): Promise<Ending> {
   const lost = await stillHeld(leases, attempt, order.policy.faults);
   if (lost) return { kind: 'stopped', answer: lost };
-  await options.at?.('pay.bank');
+  if (options.at) await options.at('pay.bank');
   const faults = { ...order.policy.bank, ...options.bankFaults };
   const { verdict, answer } = await callBank(attempt, { lease: leases.at(-1), toBank, faults });
   if (verdict.kind !== 'settled') return { kind: 'banked', verdict, answer };
   // The point after a charge: the lab's "crash after charge" dies here, having charged and recorded nothing.
-  await order.policy.faults('pay.afterCharge', faultContext(attempt, leases));
+  const crash = order.policy.faults('pay.afterCharge', faultContext(attempt, leases));
+  if (crash) await crash;
   // 7. On the way back out every claim hears the verdict, the innermost first (the database before the key), and
   //    what failed after it: the downstream notification, which throws only when the lab says so. Money moved
   //    either way; what each claim then does is the release rule's (lib/defences/release.ts).
@@ -162,7 +163,8 @@ async function atTheBank(
 /** The downstream system told of the bank's answer (the fault point `pay.notify`): what it threw, if anything. */
 async function notifyDownstream(attempt: Attempt, leases: Lease[], policy: PaymentPolicy): Promise<unknown> {
   try {
-    await policy.faults('pay.notify', faultContext(attempt, leases));
+    const thrown = policy.faults('pay.notify', faultContext(attempt, leases));
+    if (thrown) await thrown;
     return undefined;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -78,13 +78,13 @@ export type ReconcileOptions = {
 /** Settles one order, if its claim is dead. */
 export async function reconcileOrder(orderNo: string, options: ReconcileOptions = {}): Promise<Reconciled> {
   const now = options.now ?? Date.now;
-  await options.at?.('reconcile.read');
+  if (options.at) await options.at('reconcile.read');
   const view = await readClaim(orderNo);
   if (!view) return { kind: 'gone' };
   if (view.recorded) {
     // Final already; a dedup row its holder did not get to complete is given the outcome.
     if (view.row) {
-      await options.at?.('reconcile.completeRow');
+      if (options.at) await options.at('reconcile.completeRow');
       await completeStaleRow(view, view.recorded);
     }
     return { kind: 'settled', outcome: view.recorded };
@@ -131,7 +131,7 @@ async function takeOverAndSettle(
     return result;
   };
   // 1. Take the dead claim over: only if it is still the claim judged dead.
-  await options.at?.('reconcile.takeOver');
+  if (options.at) await options.at('reconcile.takeOver');
   const taker = options.payer?.attemptId ?? (options.attemptIds ?? newAttemptId)();
   const hold = await takeOverClaim(view, taker, new Date(now()));
   if (!hold) {
@@ -204,10 +204,10 @@ export async function askBankAfterTakeover(
   context: { now?: () => number; at?: RaceHook },
 ): Promise<{ verdict: AfterBank<Charge>; previousToken: number | null; askedAt: number }> {
   const now = context.now ?? Date.now;
-  await context.at?.('reconcile.bank');
+  if (context.at) await context.at('reconcile.bank');
   const answer = await askBank(query, now);
   const askedAt = now();
-  await context.at?.('reconcile.write');
+  if (context.at) await context.at('reconcile.write');
   const verdict = judgeBankAnswer({
     ...answer,
     firstFence: seen.firstFence,
@@ -249,7 +249,7 @@ export async function reconcileStalePayments(options: SweepOptions = {}): Promis
   // claims abandoned for two leases (the sweep leaves the first to the payers), unknown outcomes nobody
   // holds, and, at start-up, this instance's previous life's claims. Each is judged again by reconcileOrder.
   const patience = 2;
-  await options.at?.('sweep.scan');
+  if (options.at) await options.at('sweep.scan');
   const globalLease = await policySource().leaseMs();
   const orderNos = await findDeadClaims({
     at: new Date(now()),
@@ -274,7 +274,7 @@ export async function reconcileStalePayments(options: SweepOptions = {}): Promis
  * attempt that died or lost its answer. The order becomes PAID by its first such charge. Returns how many.
  */
 async function recordFromSettlementReport(options: SweepOptions, now: () => number): Promise<number> {
-  await options.at?.('sweep.report');
+  if (options.at) await options.at('sweep.report');
   const landedSince = options.landedSince ?? (options.orderNos ? 0 : now() - 86_400_000);
   const window = { landedAfter: new Date(landedSince), landedBy: new Date(options.settledBy ?? now()) };
   let recorded = 0;
@@ -288,7 +288,7 @@ async function recordFromSettlementReport(options: SweepOptions, now: () => numb
     for (const { orderNo } of pending) {
       const charge = report.find((candidate) => candidate.merchantRef === orderNo);
       if (!charge) continue;
-      await options.at?.('sweep.record');
+      if (options.at) await options.at('sweep.record');
       if (await recordUnrecordedCharge(outcomeFromCharge(orderNo, charge))) recorded++;
     }
     if (report.length < REPORT_PAGE) break;

@@ -83,7 +83,7 @@ async function confirm(attempt: RefundAttempt, call: RefundCall, error: unknown)
   const why =
     error instanceof BankTimeoutError ? reason('bankTimeout', { ms: error.afterMs }) : reason('bankCallFailed');
   decide(span, keyInUse ? toBank.keyedBy : 'bank', 'unknown', why);
-  await at?.('pay.confirm');
+  if (at) await at('pay.confirm');
   const [found] =
     error instanceof BankTimeoutError && lease
       ? await askBankRefunds({ merchantRef: reference, fence: lease.fence, byLock: lease.byLock }, now).then(

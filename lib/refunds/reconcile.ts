@@ -46,12 +46,12 @@ import {
 /** Settles one refund, if its claim is dead. */
 export async function reconcileRefund(ref: RefundRef, options: ReconcileOptions = {}): Promise<RefundReconciled> {
   const now = options.now ?? Date.now;
-  await options.at?.('reconcile.read');
+  if (options.at) await options.at('reconcile.read');
   const view = await readRefundClaim(ref);
   if (!view) return { kind: 'gone' };
   if (view.recorded) {
     if (view.row) {
-      await options.at?.('reconcile.completeRow');
+      if (options.at) await options.at('reconcile.completeRow');
       await completeStaleRefundRow(view, view.recorded);
     }
     return { kind: 'settled', outcome: view.recorded };
@@ -95,7 +95,7 @@ async function takeOverAndSettle(
     return result;
   };
   // 1. Take the dead claim over: only if it is still the claim judged dead.
-  await options.at?.('reconcile.takeOver');
+  if (options.at) await options.at('reconcile.takeOver');
   const taker = options.payer?.attemptId ?? (options.attemptIds ?? newAttemptId)();
   const hold = await takeOverRefundClaim(view, taker, new Date(now()));
   if (!hold) {
@@ -160,10 +160,10 @@ export async function askBankAfterRefundTakeover(
   context: { now?: () => number; at?: RaceHook },
 ): Promise<{ verdict: AfterBank<Refunded>; previousToken: number | null; askedAt: number }> {
   const now = context.now ?? Date.now;
-  await context.at?.('reconcile.bank');
+  if (context.at) await context.at('reconcile.bank');
   const answer = await askBankRefunds(query, now);
   const askedAt = now();
-  await context.at?.('reconcile.write');
+  if (context.at) await context.at('reconcile.write');
   const verdict = judgeBankAnswer({
     charges: answer.refunds,
     previousToken: answer.previousToken,
@@ -194,7 +194,7 @@ export async function reconcileStaleRefunds(
   const mine = `${instanceName()}.`;
   const current = options.life ?? bootPrefix();
   const deadAttempt = options.atStartup ? (id: string) => id.startsWith(mine) && !id.startsWith(current) : undefined;
-  await options.at?.('sweep.scan');
+  if (options.at) await options.at('sweep.scan');
   const refs = await findDeadRefundClaims({
     at: new Date(now()),
     defaultLeaseMs: await policySource().leaseMs(),
@@ -221,7 +221,7 @@ async function recordFromRefundReport(
   options: { at?: RaceHook; landedSince?: number; settledBy?: number; orderNos?: string[] },
   now: () => number,
 ): Promise<number> {
-  await options.at?.('sweep.report');
+  if (options.at) await options.at('sweep.report');
   const window = {
     landedAfter: new Date(options.landedSince ?? now() - 86_400_000),
     landedBy: new Date(options.settledBy ?? now()),
@@ -249,7 +249,7 @@ async function recordReported(report: ReportedRefund[], options: { at?: RaceHook
       (candidate) => refundReference(candidate.orderNo, candidate.refundKey) === refunded.merchantRef,
     );
     if (!ref || (options.orderNos && !options.orderNos.includes(ref.orderNo))) continue;
-    await options.at?.('sweep.record');
+    if (options.at) await options.at('sweep.record');
     if (await recordUnrecordedRefund(ref, outcomeFromRefund(ref.orderNo, refunded))) recorded++;
   }
   return recorded;

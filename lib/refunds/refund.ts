@@ -120,7 +120,7 @@ async function atTheBank(
 ): Promise<Ending<RefundAnswer, RefundOutcome>> {
   const lost = await stillHeld(leases, attempt, order.policy.faults);
   if (lost) return { kind: 'stopped', answer: lost };
-  await options.at?.('pay.bank');
+  if (options.at) await options.at('pay.bank');
   const faults = { ...order.policy.bank, ...options.bankFaults };
   const { verdict, answer } = await callBankForRefund(attempt, { lease: leases.at(-1), toBank, faults });
   // The point after the bank's answer: the lab's "crash after charge" dies here too, having refunded.

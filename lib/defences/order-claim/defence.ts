@@ -67,7 +67,7 @@ export function orderClaimDefence(layers: Switches): Defence {
 async function claimTheOrder(attempt: Attempt, layers: Switches): Promise<OrderClaim> {
   const { span, orderNo, attemptId } = attempt;
   for (let tries = 0; ; tries++) {
-    await attempt.at?.('order.claim');
+    if (attempt.at) await attempt.at('order.claim');
     const claimed = await claimOrder(layers, orderNo, attemptId, new Date(attempt.now()), payerOf(attempt));
     if ('fence' in claimed) {
       const { fence } = claimed;
@@ -138,7 +138,7 @@ function leaseOf(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, took
     layer,
     tookOver,
     async renew(now) {
-      await attempt.at?.('order.renew');
+      if (attempt.at) await attempt.at('order.renew');
       if (await renewClaim(hold, layers, new Date(now))) return undefined;
       decide(attempt.span, layer, 'lost', reason('claimLost'));
       return { kind: 'in_progress', answeredBy: layer, takenOver: true };
@@ -153,7 +153,7 @@ async function settle(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers,
   switch (fate.kind) {
     case 'complete':
       // A failure here happens after the money moved: the reconciler settles the order from the bank.
-      await attempt.at?.('order.record');
+      if (attempt.at) await attempt.at('order.record');
       await recordOutcome(fate.outcome, hold, layers).then(
         (recorded) => {
           if (!recorded) decide(span, 'outcome', 'late', reason('outcomeLate'));
@@ -165,7 +165,7 @@ async function settle(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers,
       );
       return;
     case 'release':
-      await attempt.at?.('order.release');
+      if (attempt.at) await attempt.at('order.release');
       await releaseClaim(hold).then(
         () => {
           if (fate.onError) decide(span, layer, 'released', reason('dbReleasedOnError', { layer }));
@@ -174,7 +174,7 @@ async function settle(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers,
       );
       return;
     case 'keepUnknown':
-      await attempt.at?.('order.keepUnknown');
+      if (attempt.at) await attempt.at('order.keepUnknown');
       await keepClaimUnknown(hold, new Date(fate.since ?? attempt.now())).catch(() => {});
       return;
     case 'leave':
@@ -193,7 +193,7 @@ export const unguardedOrder: Defence = {
   async guard(attempt, next) {
     const end = await next();
     if (end.kind === 'banked' && end.verdict.kind === 'settled') {
-      await attempt.at?.('order.record');
+      if (attempt.at) await attempt.at('order.record');
       await recordUnguarded(end.verdict.outcome).catch((error: Error) =>
         console.error(`[pay] ${attempt.orderNo}: outcome not recorded (${error.message}); reconciliation will`),
       );

@@ -63,7 +63,7 @@ async function claimTheRefund(attempt: RefundAttempt, layers: Switches): Promise
   const { span, orderNo, refundKey, attemptId } = attempt;
   const layer = layerOf(layers);
   for (let tries = 0; ; tries++) {
-    await attempt.at?.('order.claim');
+    if (attempt.at) await attempt.at('order.claim');
     const claimed = await claimRefund(layers, { orderNo, refundKey }, attemptId, new Date(attempt.now()));
     if ('fence' in claimed) {
       const { fence } = claimed;
@@ -132,7 +132,7 @@ function leaseOf(attempt: RefundAttempt, hold: RefundHold, layers: DatabaseLayer
     layer,
     tookOver,
     async renew(now) {
-      await attempt.at?.('order.renew');
+      if (attempt.at) await attempt.at('order.renew');
       if (await renewRefundClaim(hold, layers, new Date(now))) return undefined;
       decide(attempt.span, layer, 'lost', reason('claimLost'));
       return { kind: 'in_progress', answeredBy: layer, takenOver: true };
@@ -151,7 +151,7 @@ async function settle(
   const layer = layerOf(layers);
   switch (fate.kind) {
     case 'complete':
-      await attempt.at?.('order.record');
+      if (attempt.at) await attempt.at('order.record');
       await recordRefundOutcome(hold, fate.outcome, hold, layers).then(
         (recorded) => {
           if (!recorded) decide(span, 'outcome', 'late', reason('outcomeLate'));
@@ -161,14 +161,14 @@ async function settle(
       );
       return;
     case 'release':
-      await attempt.at?.('order.release');
+      if (attempt.at) await attempt.at('order.release');
       await releaseRefundClaim(hold).then(
         () => decide(span, layer, 'released', reason(fate.onError ? 'refundReleasedOnError' : 'refundReleased')),
         (error: Error) => console.error(`[refund] ${reference}: claim not released (${error.message})`),
       );
       return;
     case 'keepUnknown':
-      await attempt.at?.('order.keepUnknown');
+      if (attempt.at) await attempt.at('order.keepUnknown');
       await keepRefundClaimUnknown(hold, new Date(fate.since ?? attempt.now())).catch(() => {});
       return;
     case 'leave':
@@ -193,7 +193,7 @@ export function unguardedRefund(options: { bankKeyOf?: (reference: string) => st
       const end = await next();
       const { verdict } = end.kind === 'banked' ? end : { verdict: undefined };
       if (verdict?.kind === 'settled') {
-        await attempt.at?.('order.record');
+        if (attempt.at) await attempt.at('order.record');
         await recordRefundOutcome(attempt, verdict.outcome, undefined, NO_LAYERS).catch((error: Error) =>
           console.error(`[refund] ${attempt.reference}: outcome not recorded (${error.message})`),
         );

@@ -209,7 +209,7 @@ async function claimKey<O, Found>(
   const { key, span, attemptId, leaseMs, endpoint } = attempt;
   const claim = { owner: attemptId, fingerprint: key.fingerprint, endpoint: nonDefault(endpoint) };
   const ttlSeconds = attempt.resultTtlSeconds;
-  await attempt.at?.('key.claim');
+  if (attempt.at) await attempt.at('key.claim');
   const decision = await claimRequestKey(key.name, claim, { now: attempt.now(), leaseMs, ttlSeconds });
   switch (decision.kind) {
     case 'claimed':
@@ -282,7 +282,7 @@ async function answerInProgress<O, Found>(
     // The key's own claim paid (its holder died before storing the outcome): this intent's payment.
     const outcome = settled.outcome;
     const done = { fingerprint: key.fingerprint, endpoint: nonDefault(attempt.endpoint), outcome, existing: false };
-    await attempt.at?.('key.complete');
+    if (attempt.at) await attempt.at('key.complete');
     await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);
     decide(span, 'requestKey', 'stopped', reason('keyAlreadySettled', { ...key.shown, status: statusOf(outcome) }));
     return { kind: 'duplicate', outcome, answeredBy: 'requestKey', existing: false };
@@ -299,7 +299,7 @@ async function takeOver<O, Found>(
 ): Promise<KeyClaim<O>> {
   const { key, span } = attempt;
   const taker = { owner: attempt.attemptId, fingerprint: key.fingerprint, endpoint: nonDefault(attempt.endpoint) };
-  await attempt.at?.('key.takeOver');
+  if (attempt.at) await attempt.at('key.takeOver');
   const context = { now: attempt.now(), ttlSeconds: attempt.resultTtlSeconds };
   const fence = await takeOverRequestKey(key.name, seen, taker, context);
   if (fence === undefined) {
@@ -333,10 +333,10 @@ async function recoverAlone<O, Found>(
   const endpoint = nonDefault(attempt.endpoint);
   if (verdict.kind === 'charged') {
     const outcome = attempt.outcomeOf(verdict.charge);
-    await attempt.at?.('order.record');
+    if (attempt.at) await attempt.at('order.record');
     await recordOnOrder(outcome, merchantRef);
     const done = { fingerprint: key.fingerprint, endpoint, outcome, existing: false };
-    await attempt.at?.('key.complete');
+    if (attempt.at) await attempt.at('key.complete');
     await completeRequestKey(key.name, owner, done, attempt.resultTtlSeconds);
     const found = (verdict.charge as { id?: unknown }).id;
     decide(span, 'requestKey', 'stopped', reason('keyBankHasCharge', { charge: String(found) }));
@@ -344,7 +344,7 @@ async function recoverAlone<O, Found>(
   }
   const held = { name: key.name, fingerprint: key.fingerprint, endpoint, owner, fence, firstFence: seen.firstFence };
   if (verdict.kind === 'nothing' || bankKey) {
-    await attempt.at?.('key.resume');
+    if (attempt.at) await attempt.at('key.resume');
     if (!(await renewRequestKey(held, attempt.now(), true))) {
       decide(span, 'requestKey', 'lost', reason('claimLost'));
       return { kind: 'in_progress', answeredBy: 'requestKey' };
@@ -352,7 +352,7 @@ async function recoverAlone<O, Found>(
     decide(span, 'requestKey', 'resumed', reason('keyResumed'));
     return undefined;
   }
-  await attempt.at?.('key.keepUnknown');
+  if (attempt.at) await attempt.at('key.keepUnknown');
   await markRequestKeyUnknown(held, seen.unknownSince ?? askedAt, attempt.resultTtlSeconds);
   decide(span, 'requestKey', 'stopped', reason('keyMayLand'));
   return { kind: 'in_progress', answeredBy: 'requestKey' };
@@ -366,7 +366,7 @@ function leaseOf(attempt: Keyed, held: HeldKey, tookOver: boolean): Lease {
     layer: 'requestKey',
     tookOver,
     async renew(now): Promise<LostClaim | undefined> {
-      await attempt.at?.('key.renew');
+      if (attempt.at) await attempt.at('key.renew');
       if (await renewRequestKey(held, now)) return undefined;
       decide(attempt.span, 'requestKey', 'lost', reason('claimLost'));
       return { kind: 'in_progress', answeredBy: 'requestKey', takenOver: true };
@@ -439,14 +439,14 @@ async function settle<O>(attempt: Keyed, held: HeldKey, fate: ClaimFate<O>): Pro
 }
 
 async function complete(attempt: Keyed, held: HeldKey, outcome: unknown, existing: boolean): Promise<boolean> {
-  await attempt.at?.('key.complete');
+  if (attempt.at) await attempt.at('key.complete');
   const done = { fingerprint: held.fingerprint, endpoint: held.endpoint, outcome, existing };
   return completeRequestKey(held.name, held.owner, done, attempt.resultTtlSeconds);
 }
 
 /** `onError`: given back by the rule "any error", where the right rule would have kept it. */
 async function release(attempt: Keyed, held: HeldKey, onError: boolean): Promise<void> {
-  await attempt.at?.('key.release');
+  if (attempt.at) await attempt.at('key.release');
   if (await releaseRequestKey(held.name, held.owner))
     decide(attempt.span, 'requestKey', 'released', reason(onError ? 'keyReleasedOnError' : 'keyReleased'));
 }
@@ -457,6 +457,6 @@ function leave(attempt: Keyed): void {
 }
 
 async function keepUnknown(attempt: Keyed, held: HeldKey, since: number): Promise<boolean> {
-  await attempt.at?.('key.keepUnknown');
+  if (attempt.at) await attempt.at('key.keepUnknown');
   return markRequestKeyUnknown(held, since, attempt.resultTtlSeconds);
 }
