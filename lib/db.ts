@@ -65,7 +65,11 @@ const globalForPrisma = globalThis as unknown as {
   bankPrisma?: PrismaClient;
 };
 
-function getPool(): pg.Pool {
+/**
+ * The merchant's pool: Prisma's client, the hot path's statements and the benchmark's ideal guard share its twenty
+ * connections (and, without a database of its own, the simulated bank's books).
+ */
+export function getPool(): pg.Pool {
   globalForPrisma.pgPool ??= createPool(requireEnv('DATABASE_URL'));
   return globalForPrisma.pgPool;
 }
