@@ -25,7 +25,7 @@ export class DuplicateRecordError extends Error {
  * `meta.target` is gone), or P2010 from a raw query whose driver error is a UniqueConstraintViolation.
  */
 export function isUniqueViolation(error: unknown): boolean {
-  // The hot path's statements go through the adapter alone (lib/db.ts hotPath): its own error, unwrapped.
+  // The hot path's statements (lib/db.ts hotPath): node-postgres's error, worded as the adapter words it, unwrapped.
   if (error instanceof Error && error.name === 'DriverAdapterError') {
     return (error.cause as { kind?: string } | undefined)?.kind === 'UniqueConstraintViolation';
   }
