@@ -63,6 +63,8 @@ const globalForPrisma = globalThis as unknown as {
   pgPool?: pg.Pool;
   prisma?: PrismaClient;
   bankPrisma?: PrismaClient;
+  /** The hot path's statements' names: one map per process, as the pool is (each route's bundle has a copy of this module). */
+  preparedNames?: Map<string, string>;
 };
 
 /**
@@ -153,9 +155,12 @@ type DriverAdapterErrorCause = ConstructorParameters<typeof DriverAdapterError>[
  * it runs it, and afterwards only binds its values (PostgreSQL's extended protocol, a named statement). The
  * statements are a handful of fixed texts (a few per combination of the lab's switches), each named by the
  * order it was first seen in; a text beyond the first 64 (there is none) would run unnamed (''), so that
- * no bug can fill the server's memory with statements.
+ * no bug can fill the server's memory with statements. The names live beside the pool, on globalThis: two route
+ * bundles naming two texts alike would be refused on a connection that prepared one of them.
  */
 function preparedName({ sql }: { sql: string }): string {
+  globalForPrisma.preparedNames ??= new Map();
+  const preparedNames = globalForPrisma.preparedNames;
   let name = preparedNames.get(sql);
   if (name === undefined) {
     if (preparedNames.size >= 64) return '';
@@ -164,4 +169,3 @@ function preparedName({ sql }: { sql: string }): string {
   }
   return name;
 }
-const preparedNames = new Map<string, string>();

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { getDb, hotPath } from '../../db.ts';
 import { createOrder } from '../../payments/orders.ts';
 import { DuplicateRecordError, insertDedupRecord, isUniqueViolation } from '../unique-key.ts';
@@ -49,6 +49,22 @@ describe('the dedup table (real PostgreSQL)', () => {
       else process.env.TZ = zone;
     }
     expect((await getDb().order.findUniqueOrThrow({ where: { orderNo } })).claimedAt).toEqual(claimedAt);
+  });
+
+  it('on the hot path, names each statement once per process, however many copies of its module (Next.js bundles one a route)', async () => {
+    // Two routes' bundles: two copies of lib/db.ts, one pool (on globalThis). A name given to one text by one copy
+    // and to another text by the other would be refused on a connection that prepared the first.
+    const copies = [];
+    for (let i = 0; i < 2; i++) {
+      vi.resetModules();
+      copies.push(((await import('../../db.ts')) as typeof import('../../db.ts')).hotPath());
+    }
+    const [first, second] = copies as [ReturnType<typeof hotPath>, ReturnType<typeof hotPath>];
+    const mark = randomBytes(4).toString('hex');
+    for (let i = 0; i < 5; i++) {
+      expect(await first.$queryRaw`SELECT ${`a${mark}`}::text AS "one"`).toEqual([{ one: `a${mark}` }]);
+      expect(await second.$queryRaw`SELECT ${i}::int + 1 AS "two"`).toEqual([{ two: i + 1 }]);
+    }
   });
 
   it('on the hot path, where the error arrives as the adapter words it, tells a unique violation from other refusals', async () => {
