@@ -87,7 +87,7 @@ const refundBankKey: RefundDefence = {
   layer: 'bankKey',
   async guard({ reference, span }, next) {
     const key = refundBankKeyFor(reference);
-    decide(span, 'bankKey', 'sent', reason('bankKeySent', { key }));
+    decide(span, 'bankKey', 'sent', () => reason('bankKeySent', { key }));
     return next({ toBank: { idempotencyKey: key, keyedBy: 'bankKey' } });
   },
 };

@@ -67,7 +67,7 @@ async function deliverReceipt(
   if (owner) span.setAttribute(ATTR.owner, hashCaller(owner));
   // The charge the message is about: the payment lane whose bank step names it.
   const values = { delivery: redelivered ? 'again' : 'first', message: id, charge: chargeId ?? 'none', result };
-  decide(span, 'receipt', result, reason('receiptDelivery', values));
+  decide(span, 'receipt', result, () => reason('receiptDelivery', values));
   return result;
 }
 

@@ -49,7 +49,9 @@ export function labFaultPoints(
   const crashAt = async (fault: CrashFault, span: Parameters<FaultPoints>[1]['span']) => {
     const crash = crashFor(fault);
     const point = fault === 'crashBeforeCharge' ? 'beforeCharge' : 'afterCharge';
-    decide(span, 'request', 'crashed', reason('crashed', { point, alone: crash === crashThisAttempt ? 'yes' : 'no' }));
+    decide(span, 'request', 'crashed', () =>
+      reason('crashed', { point, alone: crash === crashThisAttempt ? 'yes' : 'no' }),
+    );
     await flush();
     crash();
   };
@@ -57,7 +59,7 @@ export function labFaultPoints(
     if (point === 'pay.beforeBank') {
       // The pause strikes an attempt that claimed the order, not one recovering a stalled attempt's.
       if (stallBeforeBankMs > 0 && !tookOver) {
-        decide(span, 'request', 'stalled', reason('stalled', { stallMs: stallBeforeBankMs, leaseMs }));
+        decide(span, 'request', 'stalled', () => reason('stalled', { stallMs: stallBeforeBankMs, leaseMs }));
         await new Promise((resolve) => setTimeout(resolve, stallBeforeBankMs));
       }
       if (crashBeforeCharge) await crashAt('crashBeforeCharge', span);

@@ -38,23 +38,25 @@ export async function callBank(attempt: Attempt, call: BankCall): Promise<{ verd
     const charge = await chargeCard(request, faults, now);
     const outcome = outcomeFromCharge(orderNo, charge);
     if (charge.replayed && toBank) {
-      decide(span, toBank.keyedBy, 'stopped', reason('bankReplayed', { charge: charge.id }));
+      decide(span, toBank.keyedBy, 'stopped', () => reason('bankReplayed', { charge: charge.id }));
       return {
         verdict: { kind: 'settled', outcome, existing: true },
         answer: { kind: 'duplicate', outcome, answeredBy: toBank.keyedBy, existing: true },
       };
     }
-    decide(span, 'bank', 'charged', reason('bankCharged', { charge: charge.id, fence: lease?.fence.token ?? 'none' }));
+    decide(span, 'bank', 'charged', () =>
+      reason('bankCharged', { charge: charge.id, fence: lease?.fence.token ?? 'none' }),
+    );
     return { verdict: { kind: 'settled', outcome, existing: false }, answer: { kind: 'completed', outcome } };
   } catch (error) {
     if (error instanceof BankDeclinedError) {
-      decide(span, 'bank', 'declined', declineReason(error.reason));
+      decide(span, 'bank', 'declined', () => declineReason(error.reason));
       const outcome = { status: 'DECLINED' as const, orderNo, amountCents, reason: error.reason };
       return { verdict: { kind: 'settled', outcome, existing: false }, answer: { kind: 'completed', outcome } };
     }
     if (error instanceof BankUnavailableError) {
       // Failed before any money moved: release everything, so the customer may simply try again.
-      decide(span, 'bank', 'failed', reason('bankFailed'));
+      decide(span, 'bank', 'failed', () => reason('bankFailed'));
       const answer = {
         kind: 'failed_retryable',
         reason: 'The bank could not be reached. Nothing was charged.',
@@ -63,7 +65,7 @@ export async function callBank(attempt: Attempt, call: BankCall): Promise<{ verd
     }
     if (error instanceof BankFencedError && lease) {
       // The bank refused a stale token: another attempt holds the claim now. Nothing moved by this one.
-      decide(span, 'bank', 'fenced', reason('bankFenced', { fence: error.fence.token }));
+      decide(span, 'bank', 'fenced', () => reason('bankFenced', { fence: error.fence.token }));
       return { verdict: { kind: 'nothingMoved' }, answer: { kind: 'in_progress', answeredBy: lease.layer } };
     }
     return confirm(attempt, call, error);
@@ -78,7 +80,9 @@ async function confirm(
 ): Promise<{ verdict: Verdict; answer: Answer }> {
   const { orderNo, span, now, at } = attempt;
   const { lease, toBank } = call;
-  decide(span, error instanceof BankKeyInUseError && toBank ? toBank.keyedBy : 'bank', 'unknown', unknownReason(error));
+  decide(span, error instanceof BankKeyInUseError && toBank ? toBank.keyedBy : 'bank', 'unknown', () =>
+    unknownReason(error),
+  );
   if (at) await at('pay.confirm');
   const confirmed =
     error instanceof BankTimeoutError && lease
@@ -88,10 +92,10 @@ async function confirm(
         )
       : undefined;
   if (!confirmed) {
-    decide(span, 'bank', 'unknown', reason('bankNoChargeYet'));
+    decide(span, 'bank', 'unknown', () => reason('bankNoChargeYet'));
     return { verdict: { kind: 'unknown', since: now() }, answer: { kind: 'in_progress', answeredBy: 'bank' } };
   }
-  decide(span, 'bank', 'confirmed', reason('bankConfirmed', { charge: confirmed.id }));
+  decide(span, 'bank', 'confirmed', () => reason('bankConfirmed', { charge: confirmed.id }));
   const outcome = outcomeFromCharge(orderNo, confirmed);
   return { verdict: { kind: 'settled', outcome, existing: false }, answer: { kind: 'completed', outcome } };
 }

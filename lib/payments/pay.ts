@@ -89,7 +89,7 @@ export async function pay(request: PayRequest, options: PayOptions = defaultPayO
   });
   try {
     const answer = await payOnce(request, options, span);
-    decide(span, 'outcome', answer.kind, summarize(answer));
+    decide(span, 'outcome', answer.kind, () => summarize(answer));
     span.setAttribute(ATTR.outcome, answer.kind);
     if ('outcome' in answer) span.setAttribute(ATTR.status, answer.outcome.status);
     return { requestId, ...answer };
@@ -106,8 +106,9 @@ async function payOnce(request: PayRequest, options: PayOptions, span: Span): Pr
   const order = await orderFor(request, span);
   if (!order) return { kind: 'order_not_found' };
   const { layers } = order.policy;
-  const received = { channel: request.channel, cents: order.amountCents, defences: defencesOn(layers) };
-  decide(span, 'request', 'received', reason('received', received));
+  decide(span, 'request', 'received', () =>
+    reason('received', { channel: request.channel, cents: order.amountCents, defences: defencesOn(layers) }),
+  );
   const attempt = attemptOf(request, order, options, span);
 
   // 1-5. The defences, in the article's order, each around the rest: a duplicate is answered by the first one
@@ -168,7 +169,7 @@ async function notifyDownstream(attempt: Attempt, leases: Lease[], policy: Payme
     return undefined;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    decide(attempt.span, 'request', 'failed', reason('notifyFailed', { message }));
+    decide(attempt.span, 'request', 'failed', () => reason('notifyFailed', { message }));
     return error;
   }
 }

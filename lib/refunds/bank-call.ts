@@ -35,7 +35,7 @@ export async function callBankForRefund(attempt: RefundAttempt, call: RefundCall
     const refunded = await refundCharge(request, faults, now);
     const outcome = outcomeFromRefund(orderNo, refunded);
     if (refunded.replayed && toBank) {
-      decide(span, toBank.keyedBy, 'stopped', reason('bankRefundReplayed', { refund: refunded.id }));
+      decide(span, toBank.keyedBy, 'stopped', () => reason('bankRefundReplayed', { refund: refunded.id }));
       return {
         verdict: { kind: 'settled', outcome, existing: true },
         answer: { kind: 'duplicate', outcome, answeredBy: toBank.keyedBy, existing: true },
@@ -56,12 +56,12 @@ export async function callBankForRefund(attempt: RefundAttempt, call: RefundCall
 async function fault(attempt: RefundAttempt, call: RefundCall, error: unknown): Promise<Called> {
   const { orderNo, amountCents, span } = attempt;
   if (error instanceof BankRefundRefusedError) {
-    decide(span, 'bank', 'refused', reason('bankRefundRefused', { why: error.reason, left: error.leftCents }));
+    decide(span, 'bank', 'refused', () => reason('bankRefundRefused', { why: error.reason, left: error.leftCents }));
     const outcome = { status: 'FAILED' as const, orderNo, amountCents, reason: error.reason };
     return { verdict: { kind: 'settled', outcome, existing: false }, answer: { kind: 'completed', outcome } };
   }
   if (error instanceof BankUnavailableError) {
-    decide(span, 'bank', 'failed', reason('bankRefundFailed'));
+    decide(span, 'bank', 'failed', () => reason('bankRefundFailed'));
     const answer = {
       kind: 'failed_retryable',
       reason: 'The bank could not be reached. Nothing was refunded.',
@@ -69,7 +69,7 @@ async function fault(attempt: RefundAttempt, call: RefundCall, error: unknown): 
     return { verdict: { kind: 'nothingMoved' }, answer };
   }
   if (error instanceof BankFencedError && call.lease) {
-    decide(span, 'bank', 'fenced', reason('bankRefundFenced', { fence: error.fence.token }));
+    decide(span, 'bank', 'fenced', () => reason('bankRefundFenced', { fence: error.fence.token }));
     return { verdict: { kind: 'nothingMoved' }, answer: { kind: 'in_progress', answeredBy: call.lease.layer } };
   }
   return confirm(attempt, call, error);
@@ -92,10 +92,10 @@ async function confirm(attempt: RefundAttempt, call: RefundCall, error: unknown)
         )
       : [];
   if (!found) {
-    decide(span, 'bank', 'unknown', reason('bankNoRefundYet'));
+    decide(span, 'bank', 'unknown', () => reason('bankNoRefundYet'));
     return { verdict: { kind: 'unknown', since: now() }, answer: { kind: 'in_progress', answeredBy: 'bank' } };
   }
-  decide(span, 'bank', 'confirmed', reason('bankRefundConfirmed', { refund: found.id }));
+  decide(span, 'bank', 'confirmed', () => reason('bankRefundConfirmed', { refund: found.id }));
   const outcome = outcomeFromRefund(orderNo, found);
   return { verdict: { kind: 'settled', outcome, existing: false }, answer: { kind: 'completed', outcome } };
 }

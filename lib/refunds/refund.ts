@@ -76,7 +76,7 @@ export async function refund(request: RefundRequest, options = defaultRefundOpti
   });
   try {
     const answer = await refundOnce(request, options, span);
-    decide(span, 'outcome', answer.kind, summarize(answer));
+    decide(span, 'outcome', answer.kind, () => summarize(answer));
     span.setAttribute(ATTR.outcome, answer.kind);
     if ('outcome' in answer) span.setAttribute(ATTR.status, answer.outcome.status);
     return { laneId, ...answer };
@@ -94,7 +94,7 @@ async function refundOnce(request: RefundRequest, options: RefundOptions, span: 
   if ('status' in order) return { kind: 'not_paid', status: order.status };
   const { layers } = order.policy;
   const received = { channel: request.channel, cents: request.amountCents, defences: defencesOn(layers) };
-  decide(span, 'request', 'received', reason('refundReceived', received));
+  decide(span, 'request', 'received', () => reason('refundReceived', received));
   // 1-5. The refund's identity, then its defences, each around the rest.
   const attempt = attemptOf(request, order, options, span);
   const failed = { kind: 'failed_retryable', reason: 'a defence failed before the bank' } as const;

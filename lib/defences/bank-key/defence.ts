@@ -28,7 +28,7 @@ export const bankKeyDefence: Defence = {
   layer: 'bankKey',
   async guard({ orderNo, span }, next) {
     const key = bankKeyFor(orderNo);
-    decide(span, 'bankKey', 'sent', reason('bankKeySent', { key }));
+    decide(span, 'bankKey', 'sent', () => reason('bankKeySent', { key }));
     return next({ toBank: { idempotencyKey: key, keyedBy: 'bankKey' } });
   },
 };

@@ -61,15 +61,15 @@ export function checkoutTokenDefence(options: {
       const consumed = checkoutToken ? await consumeCheckoutToken(orderNo, caller, checkoutToken) : false;
       if (consumed) {
         const name = checkoutTokenKey(orderNo, caller).split(':').slice(0, 3).join(':');
-        decide(span, 'token', 'passed', reason('tokenConsumed', { token: name }));
+        decide(span, 'token', 'passed', () => reason('tokenConsumed', { token: name }));
         return next();
       }
       const known = attempt.namedIntent ? await options.keyAnswers?.(attempt) : undefined;
       if (known) {
-        decide(span, 'token', 'spent', reason('tokenSpent'));
+        decide(span, 'token', 'spent', () => reason('tokenSpent'));
         return stopped(known());
       }
-      decide(span, 'token', 'stopped', reason('tokenStopped'));
+      decide(span, 'token', 'stopped', () => reason('tokenStopped'));
       return stopped({ kind: 'already_submitted' });
     },
   };

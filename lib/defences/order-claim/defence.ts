@@ -71,9 +71,9 @@ async function claimTheOrder(attempt: Attempt, layers: Switches): Promise<OrderC
     const claimed = await claimOrder(layers, orderNo, attemptId, new Date(attempt.now()), payerOf(attempt));
     if ('fence' in claimed) {
       const { fence } = claimed;
-      if (layers.stateMachine) decide(span, 'stateMachine', 'claimed', reason('dbClaimed', { fence }));
+      if (layers.stateMachine) decide(span, 'stateMachine', 'claimed', () => reason('dbClaimed', { fence }));
       if (layers.uniqueConstraint)
-        decide(span, 'uniqueConstraint', 'inserted', reason('dedupInserted', { orderNo, fence }));
+        decide(span, 'uniqueConstraint', 'inserted', () => reason('dedupInserted', { orderNo, fence }));
       return { kind: 'held', hold: { orderNo, attemptId, fence }, tookOver: false };
     }
     const answer = await answerDuplicate(attempt, claimed.refusedBy, layers);
@@ -99,7 +99,7 @@ async function answerDuplicate(attempt: Attempt, said: Layer, layers: Switches):
   switch (answer.kind) {
     case 'settled': {
       const found = answer.found ? 'yes' : 'no';
-      decide(span, said, 'stopped', reason('dbSettled', { layer: said, found, status: answer.outcome.status }));
+      decide(span, said, 'stopped', () => reason('dbSettled', { layer: said, found, status: answer.outcome.status }));
       // Found by the reconciler: the dead claim's own charge, answered as its replay. Else the order was
       // already settled, by another intent as far as this request can tell.
       const answeredBy = answer.found ? 'reconciler' : said;
@@ -107,10 +107,10 @@ async function answerDuplicate(attempt: Attempt, said: Layer, layers: Switches):
       return { kind: 'stopped', answer: { kind: 'duplicate', outcome, answeredBy, existing: !answer.found } };
     }
     case 'resumed':
-      decide(span, said, 'takeover', reason('dbTakeover', { layer: said, fence: answer.hold.fence }));
+      decide(span, said, 'takeover', () => reason('dbTakeover', { layer: said, fence: answer.hold.fence }));
       return { kind: 'held', hold: answer.hold, tookOver: true };
     case 'waiting':
-      decide(span, said, 'stopped', reason('dbConfirming', { layer: said }));
+      decide(span, said, 'stopped', () => reason('dbConfirming', { layer: said }));
       return { kind: 'stopped', answer: { kind: 'in_progress', answeredBy: 'reconciler' } };
     case 'gone':
       return { kind: 'stopped', answer: { kind: 'order_not_found' } };
@@ -125,7 +125,7 @@ async function answerDuplicate(attempt: Attempt, said: Layer, layers: Switches):
 }
 
 function stillProcessing(attempt: Attempt, said: Layer): OrderClaim {
-  decide(attempt.span, said, 'stopped', reason('dbStillProcessing', { layer: said }));
+  decide(attempt.span, said, 'stopped', () => reason('dbStillProcessing', { layer: said }));
   return { kind: 'stopped', answer: { kind: 'in_progress', answeredBy: said } };
 }
 
@@ -140,7 +140,7 @@ function leaseOf(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers, took
     async renew(now) {
       if (attempt.at) await attempt.at('order.renew');
       if (await renewClaim(hold, layers, new Date(now))) return undefined;
-      decide(attempt.span, layer, 'lost', reason('claimLost'));
+      decide(attempt.span, layer, 'lost', () => reason('claimLost'));
       return { kind: 'in_progress', answeredBy: layer, takenOver: true };
     },
   };
@@ -156,9 +156,9 @@ async function settle(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers,
       if (attempt.at) await attempt.at('order.record');
       await recordOutcome(fate.outcome, hold, layers).then(
         (recorded) => {
-          if (!recorded) decide(span, 'outcome', 'late', reason('outcomeLate'));
+          if (!recorded) decide(span, 'outcome', 'late', () => reason('outcomeLate'));
           else if (fate.afterFailure)
-            decide(span, layer, 'completed', reason('dbCompletedAfterFailure', { status: fate.outcome.status }));
+            decide(span, layer, 'completed', () => reason('dbCompletedAfterFailure', { status: fate.outcome.status }));
         },
         (error: Error) =>
           console.error(`[pay] ${orderNo}: outcome not recorded (${error.message}); reconciliation will`),
@@ -168,7 +168,7 @@ async function settle(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers,
       if (attempt.at) await attempt.at('order.release');
       await releaseClaim(hold).then(
         () => {
-          if (fate.onError) decide(span, layer, 'released', reason('dbReleasedOnError', { layer }));
+          if (fate.onError) decide(span, layer, 'released', () => reason('dbReleasedOnError', { layer }));
         },
         (error: Error) => console.error(`[pay] ${orderNo}: claim not released (${error.message})`),
       );
@@ -178,7 +178,7 @@ async function settle(attempt: Attempt, hold: OrderHold, layers: DatabaseLayers,
       await keepClaimUnknown(hold, new Date(fate.since ?? attempt.now())).catch(() => {});
       return;
     case 'leave':
-      decide(span, layer, 'left', reason('dbLeft', { layer, leaseMs: attempt.leaseMs }));
+      decide(span, layer, 'left', () => reason('dbLeft', { layer, leaseMs: attempt.leaseMs }));
       return;
   }
 }

@@ -67,7 +67,7 @@ async function claimTheRefund(attempt: RefundAttempt, layers: Switches): Promise
     const claimed = await claimRefund(layers, { orderNo, refundKey }, attemptId, new Date(attempt.now()));
     if ('fence' in claimed) {
       const { fence } = claimed;
-      if (layers.stateMachine) decide(span, 'stateMachine', 'claimed', reason('refundClaimed', { fence }));
+      if (layers.stateMachine) decide(span, 'stateMachine', 'claimed', () => reason('refundClaimed', { fence }));
       if (layers.uniqueConstraint)
         decide(
           span,
@@ -79,7 +79,7 @@ async function claimTheRefund(attempt: RefundAttempt, layers: Switches): Promise
     }
     if ('exceeds' in claimed) {
       const leftCents = await leftToRefund(orderNo);
-      decide(span, layer, 'stopped', reason('refundExceeds', { cents: attempt.amountCents, left: leftCents }));
+      decide(span, layer, 'stopped', () => reason('refundExceeds', { cents: attempt.amountCents, left: leftCents }));
       return { kind: 'stopped', answer: { kind: 'exceeds', leftCents } };
     }
     const answer = await answerDuplicate(attempt, claimed.refusedBy, layers);
@@ -95,7 +95,9 @@ async function answerDuplicate(attempt: RefundAttempt, said: Layer, layers: Swit
   switch (answer.kind) {
     case 'settled': {
       const found = answer.found ? 'yes' : 'no';
-      decide(span, said, 'stopped', reason('refundSettled', { layer: said, found, status: answer.outcome.status }));
+      decide(span, said, 'stopped', () =>
+        reason('refundSettled', { layer: said, found, status: answer.outcome.status }),
+      );
       const answeredBy = answer.found ? 'reconciler' : said;
       return {
         kind: 'stopped',
@@ -103,10 +105,10 @@ async function answerDuplicate(attempt: RefundAttempt, said: Layer, layers: Swit
       };
     }
     case 'resumed':
-      decide(span, said, 'takeover', reason('refundTakeover', { layer: said, fence: answer.hold.fence }));
+      decide(span, said, 'takeover', () => reason('refundTakeover', { layer: said, fence: answer.hold.fence }));
       return { kind: 'held', hold: answer.hold, tookOver: true };
     case 'waiting':
-      decide(span, said, 'stopped', reason('refundConfirming', { layer: said }));
+      decide(span, said, 'stopped', () => reason('refundConfirming', { layer: said }));
       return { kind: 'stopped', answer: { kind: 'in_progress', answeredBy: 'reconciler' } };
     case 'gone':
       return { kind: 'stopped', answer: { kind: 'order_not_found' } };
@@ -119,7 +121,7 @@ async function answerDuplicate(attempt: RefundAttempt, said: Layer, layers: Swit
 }
 
 function stillProcessing(attempt: RefundAttempt, said: Layer): RefundClaim {
-  decide(attempt.span, said, 'stopped', reason('refundStillProcessing', { layer: said }));
+  decide(attempt.span, said, 'stopped', () => reason('refundStillProcessing', { layer: said }));
   return { kind: 'stopped', answer: { kind: 'in_progress', answeredBy: said } };
 }
 
@@ -134,7 +136,7 @@ function leaseOf(attempt: RefundAttempt, hold: RefundHold, layers: DatabaseLayer
     async renew(now) {
       if (attempt.at) await attempt.at('order.renew');
       if (await renewRefundClaim(hold, layers, new Date(now))) return undefined;
-      decide(attempt.span, layer, 'lost', reason('claimLost'));
+      decide(attempt.span, layer, 'lost', () => reason('claimLost'));
       return { kind: 'in_progress', answeredBy: layer, takenOver: true };
     },
   };
@@ -154,7 +156,7 @@ async function settle(
       if (attempt.at) await attempt.at('order.record');
       await recordRefundOutcome(hold, fate.outcome, hold, layers).then(
         (recorded) => {
-          if (!recorded) decide(span, 'outcome', 'late', reason('outcomeLate'));
+          if (!recorded) decide(span, 'outcome', 'late', () => reason('outcomeLate'));
         },
         (error: Error) =>
           console.error(`[refund] ${reference}: outcome not recorded (${error.message}); reconciliation will`),
@@ -163,7 +165,7 @@ async function settle(
     case 'release':
       if (attempt.at) await attempt.at('order.release');
       await releaseRefundClaim(hold).then(
-        () => decide(span, layer, 'released', reason(fate.onError ? 'refundReleasedOnError' : 'refundReleased')),
+        () => decide(span, layer, 'released', () => reason(fate.onError ? 'refundReleasedOnError' : 'refundReleased')),
         (error: Error) => console.error(`[refund] ${reference}: claim not released (${error.message})`),
       );
       return;
@@ -172,7 +174,7 @@ async function settle(
       await keepRefundClaimUnknown(hold, new Date(fate.since ?? attempt.now())).catch(() => {});
       return;
     case 'leave':
-      decide(span, layer, 'left', reason('refundLeft', { leaseMs: attempt.leaseMs }));
+      decide(span, layer, 'left', () => reason('refundLeft', { leaseMs: attempt.leaseMs }));
       return;
   }
 }
@@ -216,12 +218,12 @@ async function refusedByTheLedger(
   const { orderNo, amountCents, span } = attempt;
   const made = bankKeyOf ? await attempt.recovery.refundOfBankKey(bankKeyOf(attempt.reference)) : undefined;
   if (made) {
-    decide(span, 'bankKey', 'stopped', reason('bankRefundReplayed', { refund: made.id }));
+    decide(span, 'bankKey', 'stopped', () => reason('bankRefundReplayed', { refund: made.id }));
     const outcome = outcomeFromRefund(orderNo, made);
     return stopped({ kind: 'duplicate', outcome, answeredBy: 'bankKey', existing: true });
   }
   const leftCents = await leftToRefund(orderNo);
-  decide(span, 'request', 'stopped', reason('refundExceeds', { cents: amountCents, left: leftCents }));
+  decide(span, 'request', 'stopped', () => reason('refundExceeds', { cents: amountCents, left: leftCents }));
   return stopped({ kind: 'exceeds', leftCents });
 }
 
