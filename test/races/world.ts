@@ -130,12 +130,11 @@ export class RaceWorld {
 
   /** The Redis key a payment with `key` claims (layer 2, the business strategy). */
   requestKeyName(key: string): string {
-    return attemptKeyOf(this.caller, 'business', {
-      orderNo: this.orderNo,
-      idempotencyKey: key,
-      params: { orderNo: this.orderNo },
-      payload: { orderNo: this.orderNo, amountCents: 4_200 },
-    }).name;
+    return attemptKeyOf(
+      this.caller,
+      { strategy: 'business', orderNo: this.orderNo, idempotencyKey: key, params: { orderNo: this.orderNo } },
+      { orderNo: this.orderNo, amountCents: 4_200 },
+    ).name;
   }
 
   /**

@@ -7,7 +7,7 @@
 //              many real forms and SDKs do (a `timestamp` field): every new submit is a new key.
 //   perSubmit  a fresh random key minted for each submit (the form mints one per click; for the API, one
 //              per request received, like a request id made at the edge) and never persisted.
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { Intent } from '../defence.ts';
 import type { KeyStrategy, RefundKeyStrategy } from '../layers.ts';
 import { canonicalOf } from './record.ts';
@@ -48,7 +48,7 @@ export function refundKeyFor(
 
 /** SHA-256 of the parameters in a canonical order (so the order of the fields does not matter). */
 export function hashParams(params: Record<string, string | number>): string {
-  return createHash('sha256').update(canonicalOf(params)).digest('hex');
+  return hash('sha256', canonicalOf(params), 'hex');
 }
 
 /** The key as the timeline shows it: enough to tell two keys apart, short enough for a lane. */

@@ -1,6 +1,6 @@
 // Layer 2's pure parts: the key's name, the payload fingerprint, the stored record and what a second
 // request should make of it. No I/O, so it is unit-tested without Redis.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { z } from 'zod';
 import type { CallerScope } from '../../session.ts';
 import { type ClaimState, judgeClaim } from '../fencing.ts';
@@ -20,7 +20,7 @@ export function requestKeyName(caller: CallerScope, key: string): string {
  * a hash of the parameters changes with any timestamp in them (the article's first detail).
  */
 export function fingerprintOf(payload: unknown): string {
-  return createHash('sha256').update(canonicalOf(payload)).digest('base64url').slice(0, 22);
+  return hash('sha256', canonicalOf(payload), 'base64url').slice(0, 22);
 }
 
 /** A payload as one string, its fields in name order at every depth (the order they were sent in does not matter). */
