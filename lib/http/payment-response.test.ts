@@ -1,9 +1,9 @@
 // POST /api/payments's mapping from a pipeline result to HTTP: statuses, headers, and replays that are
 // byte-identical to the first answer.
 import { describe, expect, it } from 'vitest';
-import type { PaymentOutcome } from '../defences/outcome.ts';
+import { type PaymentOutcome, PaymentOutcomeSchema } from '../defences/outcome.ts';
 import type { PayResult } from '../payments/pay.ts';
-import { paymentResponse } from './payment-response.ts';
+import { canonicalOutcome, paymentResponse } from './payment-response.ts';
 
 const paid: PaymentOutcome = {
   status: 'PAID',
@@ -77,6 +77,13 @@ describe('paymentResponse', () => {
       existing: false,
     });
     expect(replay.body).toBe(first.body);
+  });
+
+  it('a paid outcome is written with the schema’s fields, in the schema’s order, and nothing else', () => {
+    const read = { ...paid, extra: 'not ours' } as PaymentOutcome & { status: 'PAID' };
+    const written = canonicalOutcome(read);
+    expect(Object.keys(written)).toEqual(Object.keys(PaymentOutcomeSchema.options[0].shape));
+    expect(written).toEqual(PaymentOutcomeSchema.parse(read));
   });
 
   it('a decline is a 402 problem whose status is the HTTP status, replayed alike', async () => {

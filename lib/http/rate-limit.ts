@@ -82,7 +82,18 @@ async function consume(kind: Limited, count: Count, key: string | (() => string)
  * Counts one request of this caller (none: a request that names nobody) from this client's headers: the
  * caller's count, then its address's. A 429 problem when either is over its limit, else undefined.
  */
-export async function limitRate(
+export function limitRate(
+  kind: Exclude<Limited, 'signIns'>,
+  caller: string | undefined,
+  headers: { get(name: string): string | null },
+): Promise<Response | undefined> {
+  // Both limits off (RATE_LIMIT_…_PER_MINUTE=0): nothing to count, and no count's promise to make (decision 038).
+  if (!limiterFor(kind, 'caller') && !limiterFor(kind, 'address')) return NOT_LIMITED;
+  return countBoth(kind, caller, headers);
+}
+const NOT_LIMITED: Promise<undefined> = Promise.resolve(undefined);
+
+async function countBoth(
   kind: Exclude<Limited, 'signIns'>,
   caller: string | undefined,
   headers: { get(name: string): string | null },
