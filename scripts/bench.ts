@@ -251,7 +251,11 @@ async function measureThroughput(
     const idealCost = await costOf(redis, idealCostOrders.length, (i) =>
       fetch(`${BASE}/api/bench/ideal`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': `ic-${idealCostOrders[i]}` },
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': `ic-${idealCostOrders[i]}`,
+          'x-client-id': 'bench',
+        },
         body: JSON.stringify({ orderNo: idealCostOrders[i], amountCents: 4200 }),
       }),
     );

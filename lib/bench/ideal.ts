@@ -4,28 +4,27 @@ import 'server-only';
 // (no ORM, no timeline, no lab): 2 Redis commands and 3 SQL statements, its own two prepared (named, as the
 // pipeline's are: each connection parses and plans them once), on the app's own pool, as the pipeline's are (a pool
 // of its own gave it twenty connections more than the pipeline, which shares its twenty with the bank's books:
-// decision 037). The real pipeline is measured
-// as a ratio to it. It is a yardstick, not a second implementation: no faults, no reconciliation.
+// decision 037). Its route reads the request and writes the answer as POST /api/payments does (the same checks, the
+// same problems, the same response: decision 038), so that the ratio measures the guard alone.
+// It is a yardstick, not a second implementation: no faults, no reconciliation.
 // It charges through the same simulated bank, with the same kind of request (the bank's idempotency key
 // and a fencing token): the bank's own work, which in production happens at the processor, then weighs
 // the same on both sides, and the ratio measures the merchant's guard.
 import { randomBytes } from 'node:crypto';
 import { getPool } from '../db.ts';
 import { bankKeyFor } from '../defences/bank-key/defence.ts';
+import type { Answer } from '../defences/defence.ts';
 import { orderLock } from '../defences/order-claim/store.ts';
+import type { PaymentOutcome } from '../defences/outcome.ts';
 import { chargeCard, NO_BANK_FAULTS } from '../payments/bank.ts';
 import { getRedis } from '../redis.ts';
 
-export async function idealPayment(
-  orderNo: string,
-  amountCents: number,
-  key: string,
-): Promise<{ status: number; body: unknown }> {
+/** `name`: the request key's name in Redis (the caller's, scoped as layer 2 scopes it). */
+export async function idealPayment(orderNo: string, amountCents: number, name: string): Promise<Answer> {
   const redis = getRedis();
-  const name = `idem:bench:${key}`;
   // 1. Claim the request key.
   if ((await redis.set(name, 'processing', 'PX', 30_000, 'NX')) === null)
-    return { status: 409, body: { status: 'IN_PROGRESS' } };
+    return { kind: 'in_progress', answeredBy: 'requestKey' };
   const attempt = randomBytes(8).toString('hex');
   // 2. Claim the order and insert the dedup row, in one statement (one implicit transaction).
   const claimed = await getPool().query({
@@ -38,7 +37,7 @@ export async function idealPayment(
   });
   if (claimed.rowCount !== 1) {
     await redis.del(name);
-    return { status: 409, body: { status: 'DUPLICATE' } };
+    return { kind: 'in_progress', answeredBy: 'stateMachine' };
   }
   // 3. The bank's charge.
   const { id: chargeId } = await chargeCard(
@@ -51,7 +50,7 @@ export async function idealPayment(
     NO_BANK_FAULTS,
   );
   // 4. Record the outcome: the order, the dedup row and the outbox event, in one statement.
-  const outcome = { status: 'PAID', orderNo, amountCents, chargeId, paidAt: new Date().toISOString() };
+  const outcome: PaymentOutcome = { status: 'PAID', orderNo, amountCents, chargeId, paidAt: new Date().toISOString() };
   await getPool().query({
     name: 'ideal_record',
     text: `WITH paid AS (
@@ -63,5 +62,5 @@ export async function idealPayment(
   });
   // 5. Store the outcome for the retries.
   await redis.set(name, JSON.stringify(outcome), 'EX', 86_400);
-  return { status: 201, body: outcome };
+  return { kind: 'completed', outcome };
 }

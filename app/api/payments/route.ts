@@ -1,14 +1,8 @@
 import type { NextRequest } from 'next/server';
-import { PaymentRequestSchema } from '@/lib/http/api-schemas';
-import { readJsonBody } from '@/lib/http/body';
-import { callerOf } from '@/lib/http/caller';
-import { keyProblem, parseIdempotencyKey } from '@/lib/http/idempotency-key';
 import { otherMethods } from '@/lib/http/methods';
+import { readPaymentRequest } from '@/lib/http/payment-request';
 import { paymentResponse } from '@/lib/http/payment-response';
 import { preferredWaitSeconds, waitApplied } from '@/lib/http/prefer';
-import { problem, say } from '@/lib/http/problem';
-import { limitRate } from '@/lib/http/rate-limit';
-import { refuseCrossSite } from '@/lib/http/same-origin';
 import { serviceRoute } from '@/lib/http/service-route';
 import { payWaitingForFirst } from '@/lib/payments/wait-for-first';
 
@@ -19,38 +13,21 @@ import { payWaitingForFirst } from '@/lib/payments/wait-for-first';
  * the defence or the bank that gave it, or `request` when the request itself was refused (400/404/413/422).
  */
 export const POST = serviceRoute(async (request: NextRequest, requestId: string): Promise<Response> => {
-  const crossSite = refuseCrossSite(request);
-  if (crossSite) return crossSite;
-  // 1. The key: required, and well-formed (the IETF draft: 400 when missing or malformed).
-  const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
-  if (!key.ok) return keyProblem(key);
-  // 2. Who is calling: keys are scoped per caller.
-  const who = callerOf(request);
-  if (!who.ok) return who.response;
-  const limited = await limitRate('payments', who.caller, request.headers);
-  if (limited) return limited;
-  // 3. The body.
-  const body = await readJsonBody(request, PaymentRequestSchema);
-  if (!body.ok) return body.response;
-  // 4. The pipeline: layers 2-4. A service call has no checkout token; a client acting for a screen (a
-  //    mobile app) may send the one it got from GET /api/tokens, and layer 1 then checks it too.
-  const token = request.headers.get('checkout-token') ?? undefined;
-  if (token !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(token)) {
-    return problem(400, 'checkout-token', 'Checkout-Token malformed', {
-      errors: [{ field: 'Checkout-Token', message: say('fields.notCheckoutToken') }],
-    });
-  }
-  const { orderNo, amountCents, requestedAt } = body.value;
-  // 5. A duplicate of a payment still running waits for its outcome when it prefers to (RFC 7240).
+  // 1-4. The request: its key, its caller, its body, a page's token (lib/http/payment-request.ts).
+  const read = await readPaymentRequest(request);
+  if (!read.ok) return read.response;
+  const { key, caller, orderNo, amountCents, requestedAt, checkoutToken } = read.value;
+  // 5. The pipeline: layers 2-4 (and layer 1 when a page's token came). A duplicate of a payment still running
+  //    waits for its outcome when it prefers to (RFC 7240).
   const wait = preferredWaitSeconds(request.headers.get('prefer')) ?? 0;
   const { result, waited } = await payWaitingForFirst(
     {
       orderNo,
       amountCents,
-      caller: who.caller,
+      caller,
       channel: 'api',
-      idempotencyKey: key.key,
-      checkoutToken: token,
+      idempotencyKey: key,
+      checkoutToken,
       params: { orderNo, amountCents, ...(requestedAt === undefined ? {} : { requestedAt }) },
       requestId,
     },

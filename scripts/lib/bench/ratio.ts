@@ -12,7 +12,18 @@ import type pg from 'pg';
 import { createOrders, freshPayments, medianTurn, postLoad } from './drive.ts';
 import { BASE, type Load, log, PORTS, RATIO_SECONDS, RATIO_TURNS, SECONDS, WARMUP_SECONDS } from './plan.ts';
 
-export type Ratios = { ideal: Load; guarded: Load; idealLabOff: Load; guardedLabOff: Load };
+/**
+ * Each instance's three routes: the ideal guard behind the payments API's reading of the request (the yardstick),
+ * the guarded payment, and the ideal guard bare (its body taken on trust: what that reading costs; decision 038).
+ */
+export type Ratios = {
+  ideal: Load;
+  guarded: Load;
+  bare: Load;
+  idealLabOff: Load;
+  guardedLabOff: Load;
+  bareLabOff: Load;
+};
 
 /** An instance's load before its turn's measurements, after its stop: not measured. */
 const SETTLE_SECONDS = 1;
@@ -20,7 +31,7 @@ const SETTLE_SECONDS = 1;
 type Instance = {
   process: ChildProcess;
   base: string;
-  /** Its two routes, ideal first: each turn's two measurements, side by side. */
+  /** Its routes, the ideal first: each turn's measurements, side by side. */
   routes: Array<{ label: string; path: string; next: ReturnType<typeof freshPayments> }>;
 };
 
@@ -53,6 +64,11 @@ export async function measureRatios(options: {
         path: '/api/payments',
         next: freshPayments(await createOrders(db, redis, warmedRun, null)),
       },
+      {
+        label: `ideal guard bare, lab ${lab}`,
+        path: '/api/bench/bare',
+        next: freshPayments(await createOrders(db, redis, ratioRun, null)),
+      },
     ],
   });
   const instances = [
@@ -71,13 +87,12 @@ export async function measureRatios(options: {
     // weigh the same on both), then a warm-up of each route.
     for (const at of instances) {
       only(at);
-      const [ideal, guarded] = at.routes as [Instance['routes'][number], Instance['routes'][number]];
-      await load(at, guarded, 3 * SECONDS);
-      await load(at, ideal, WARMUP_SECONDS);
-      await load(at, guarded, WARMUP_SECONDS);
+      const [ideal, guarded, bare] = at.routes as Array<Instance['routes'][number]>;
+      await load(at, guarded as Instance['routes'][number], 3 * SECONDS);
+      for (const route of [ideal, guarded, bare]) await load(at, route as Instance['routes'][number], WARMUP_SECONDS);
     }
-    // The turns: the instances' order alternates every turn, each one's two routes every other turn, so that
-    // every order of the four measurements comes as often as the others over four turns.
+    // The turns: the instances' order alternates every turn, and the route each instance starts with moves on every
+    // other turn, so that every route comes first, and after each of the others, alike over the run.
     const measured = instances.map((at) => at.routes.map((): Load[] => []));
     for (let turn = 0; turn < RATIO_TURNS; turn++) {
       for (let k = 0; k < instances.length; k++) {
@@ -114,10 +129,10 @@ export async function measureRatios(options: {
       );
       log(`turn ${turn + 1}: ${line.join('; ')}`);
     }
-    const [[ideal, guarded], [idealLabOff, guardedLabOff]] = instances.map((at, i) =>
+    const [[ideal, guarded, bare], [idealLabOff, guardedLabOff, bareLabOff]] = instances.map((at, i) =>
       at.routes.map((route, r) => medianTurn(route.label, measured[i]?.[r] ?? [])),
-    ) as [[Load, Load], [Load, Load]];
-    return { ideal, guarded, idealLabOff, guardedLabOff };
+    ) as [[Load, Load, Load], [Load, Load, Load]];
+    return { ideal, guarded, bare, idealLabOff, guardedLabOff, bareLabOff };
   } finally {
     for (const at of instances) at.process.kill('SIGCONT');
   }
