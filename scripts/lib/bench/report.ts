@@ -84,8 +84,8 @@ Load: autocannon, ${CONNECTIONS} connections, ${SECONDS} s per measurement after
 fresh order unless said otherwise. Routes compared are measured in turns, in rotation, and the median turn reported,
 so that what drifts during a run falls on each of them (section 1's ratios are read turn by turn: each turn of the guarded
 payment against the ideal's turn beside it, the median of those ratios and their range; this machine's speed moves in
-phases of tens of seconds, and the ratio of two medians taken apart moved by up to 0.1 from run to run): the ideal guard and the guarded payment in ${RATIO_TURNS} turns of
-${RATIO_SECONDS / RATIO_TURNS} s each, on the lab-on and the lab-off instance in the same turns (one instance's two routes, then the other's, the
+phases of tens of seconds, and the ratio of two medians taken apart moved by up to 0.1 from run to run): the ideal guard (behind the API's reading of the request, and bare) and the guarded payment in ${RATIO_TURNS} turns of
+${RATIO_SECONDS / RATIO_TURNS} s each, on the lab-on and the lab-off instance in the same turns (one instance's three routes, then the other's, the
 order alternating; the idle instance stopped, and settling for 1 s after its stop), the rest in three turns of a third of the time
 each; before them, each app instance makes ${3 * SECONDS} s of payments and nothing else (the JIT's work and the modules loaded
 at first use weigh the same on the lab-on and the lab-off instance; the empty route is measured after them: its ten thousand
