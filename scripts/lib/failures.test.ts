@@ -20,7 +20,11 @@ describe('the failed tests npm test names at its end', () => {
           status: 'failed',
           assertionResults: [
             { fullName: 'a passes', status: 'passed' },
-            { fullName: 'a fails', status: 'failed' },
+            {
+              fullName: 'a fails',
+              status: 'failed',
+              failureMessages: ['AssertionError: expected 2 to be 1\n\n- Expected\n+ Received\n\n- 1\n+ 2\n at …'],
+            },
           ],
         },
         {
@@ -32,7 +36,10 @@ describe('the failed tests npm test names at its end', () => {
         { name: '/repo/lib/c.test.ts', status: 'passed', assertionResults: [{ fullName: 'c', status: 'passed' }] },
       ],
     });
-    expect(vitestFailures(file, '/repo')).toEqual(['lib/a.test.ts › a fails', 'lib/b.test.ts: Cannot find module x']);
+    expect(vitestFailures(file, '/repo')).toEqual([
+      'lib/a.test.ts › a fails\n      AssertionError: expected 2 to be 1\n      - Expected\n      + Received\n      - 1',
+      'lib/b.test.ts: Cannot find module x',
+    ]);
   });
 
   it('names each failed or flaky Playwright test by file, line and its describes', () => {
@@ -52,7 +59,25 @@ describe('the failed tests npm test names at its end', () => {
                   title: 'inner',
                   file: 'x.spec.ts',
                   specs: [
-                    { title: 'fails', line: 9, tests: [{ status: 'unexpected' }] },
+                    {
+                      title: 'fails',
+                      line: 9,
+                      tests: [
+                        {
+                          status: 'unexpected',
+                          results: [
+                            {
+                              errors: [
+                                {
+                                  message:
+                                    '\u001b[31mError: expect(received).toBe(expected)\u001b[39m\n\nExpected: \u001b[32m409\u001b[39m\nReceived: \u001b[31m201\u001b[39m',
+                                },
+                              ],
+                            },
+                          ],
+                        },
+                      ],
+                    },
                     { title: 'flaky', line: 12, tests: [{ status: 'flaky' }] },
                     { title: 'skipped', line: 15, tests: [{ status: 'skipped' }] },
                   ],
@@ -65,7 +90,7 @@ describe('the failed tests npm test names at its end', () => {
       errors: [{ message: 'web server exited\nmore' }],
     });
     expect(playwrightFailures(file)).toEqual([
-      'e2e/x.spec.ts:9 › outer › inner › fails',
+      'e2e/x.spec.ts:9 › outer › inner › fails\n      Error: expect(received).toBe(expected)\n      Expected: 409\n      Received: 201',
       'e2e/x.spec.ts:12 › outer › inner › flaky',
       '(outside any test) web server exited',
     ]);

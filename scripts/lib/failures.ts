@@ -1,6 +1,7 @@
 // The names of the tests that failed, read from the JSON reports vitest and Playwright write beside their own
 // output, so that `npm test` ends by naming them: a CI log is often read from its tail, where the proof
-// matrix and the summary are, and a failure named a thousand lines up is one nobody finds.
+// matrix and the summary are, and a failure named a thousand lines up is one nobody finds. Each name is followed
+// by the first lines of its error (what was expected and what came), so that a tail shows why as well as what.
 import { readFileSync } from 'node:fs';
 
 type VitestReport = {
@@ -8,17 +9,38 @@ type VitestReport = {
     name: string;
     status: string;
     message?: string;
-    assertionResults?: Array<{ fullName: string; status: string }>;
+    assertionResults?: Array<{ fullName: string; status: string; failureMessages?: string[] }>;
   }>;
 };
 
 type PlaywrightSuite = {
   title: string;
   file?: string;
-  specs?: Array<{ title: string; line?: number; tests: Array<{ status: string }> }>;
+  specs?: Array<{
+    title: string;
+    line?: number;
+    tests: Array<{ status: string; results?: Array<{ errors?: Array<{ message?: string }> }> }>;
+  }>;
   suites?: PlaywrightSuite[];
 };
 type PlaywrightReport = { suites?: PlaywrightSuite[]; errors?: Array<{ message?: string }> };
+
+/** How many of an error's first lines follow a failed test's name, and how long each may be. */
+const WHY_LINES = 4;
+const WHY_WIDTH = 200;
+
+/** The first non-empty lines of an error message, without its terminal colours, indented under the test's name. */
+export function why(message: string | undefined): string {
+  const lines = (message ?? '')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape that starts a terminal colour
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0)
+    .slice(0, WHY_LINES)
+    .map((line) => `\n      ${line.length > WHY_WIDTH ? `${line.slice(0, WHY_WIDTH)}…` : line}`);
+  return lines.join('');
+}
 
 function readJson<T>(file: string): T | undefined {
   try {
@@ -35,7 +57,7 @@ export function vitestFailures(file: string, root: string): string[] {
   for (const result of report?.testResults ?? []) {
     const where = result.name.startsWith(root) ? result.name.slice(root.length + 1) : result.name;
     const tests = (result.assertionResults ?? []).filter((test) => test.status === 'failed');
-    for (const test of tests) failed.push(`${where} › ${test.fullName}`);
+    for (const test of tests) failed.push(`${where} › ${test.fullName}${why(test.failureMessages?.[0])}`);
     if (tests.length === 0 && result.status === 'failed') {
       failed.push(`${where}: ${(result.message ?? 'failed').split('\n')[0]}`);
     }
@@ -52,7 +74,9 @@ export function playwrightFailures(file: string, testDir = 'e2e'): string[] {
     for (const spec of suite.specs ?? []) {
       for (const test of spec.tests) {
         if (test.status === 'unexpected' || test.status === 'flaky') {
-          failed.push(`${testDir}/${where}:${spec.line ?? '?'} › ${[...titles, spec.title].join(' › ')}`);
+          const error = test.results?.flatMap((result) => result.errors ?? [])[0];
+          const name = `${testDir}/${where}:${spec.line ?? '?'} › ${[...titles, spec.title].join(' › ')}`;
+          failed.push(`${name}${why(error?.message)}`);
         }
       }
     }
