@@ -2,6 +2,7 @@
 // after charging and a client that gives up on an attempt after 2.5 s (SLOW_BANK), so the first attempt is
 // charged and times out. The recipe must retry with the same key, wait through the 409s, and end with that charge. And a
 // retry that prefers to wait (Prefer: wait=N) needs no 409 handling at all: got with its defaults ends with it.
+import { Agent } from 'node:http';
 import got from 'got';
 import { pay as axiosPay } from './clients/axios';
 import { pay as fetchPay } from './clients/fetch';
@@ -79,9 +80,12 @@ test.describe('Prefer: wait', () => {
         .poll(async () => (await (await request.get(`/api/orders/${orderNo}`)).json()).status, { intervals: [50] })
         .toBe('PROCESSING');
       // Its retry, sent by got as it comes (its defaults retry no POST and no 409), with a timeout above the wait.
+      // On a connection of its own: Node 20's shared agent (keep-alive, a 5 s timeout) sometimes closed a reused
+      // connection 5 s into the wait, under load ("socket hang up"; docs/clients.md says so).
       const retry = await got.post(`${baseURL}/api/payments`, {
         json: payment,
         headers: { ...headers, ...(prefer ? { prefer } : {}) },
+        agent: { http: new Agent({ keepAlive: false }) },
         timeout: { request: 15_000 },
         throwHttpErrors: false,
       });
