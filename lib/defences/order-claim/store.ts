@@ -218,6 +218,18 @@ export async function recordOutcome(
   hold: OrderHold | undefined,
   layers: DatabaseLayers,
 ): Promise<boolean> {
+  const [recorded] = await hotPath().$queryRaw<
+    Array<{ order: number; row: number }>
+  >`${recordStatement(outcome, hold, layers)}`;
+  return (!layers.stateMachine || recorded?.order === 1) && (!layers.uniqueConstraint || recorded?.row === 1);
+}
+
+/** recordOutcome's statement (test/scale/in-doubt.int.test.ts runs its plan). */
+export function recordStatement(
+  outcome: PaymentOutcome,
+  hold: OrderHold | undefined,
+  layers: DatabaseLayers,
+): Prisma.Sql {
   const { orderNo } = outcome;
   const chargeId = outcome.status === 'PAID' ? outcome.chargeId : null;
   const event = outcome.status === 'PAID' ? 'charged' : 'declined';
@@ -240,7 +252,7 @@ export async function recordOutcome(
         WHERE biz_type = 'PAYMENT' AND biz_no = ${orderNo} AND outcome IS NULL ${claimed(Prisma.sql`owner`)}
         RETURNING 1`
     : Prisma.sql`SELECT 1 WHERE FALSE`;
-  const [recorded] = await hotPath().$queryRaw<Array<{ order: number; row: number }>>`
+  return Prisma.sql`
     WITH moved AS (
       UPDATE orders SET status = ${targetOf(event)}::payment_status, ${result}, attempt_id = NULL, claimed_at = NULL,
         unknown_since = NULL, updated_at = now()
@@ -252,7 +264,6 @@ export async function recordOutcome(
       SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, ${chargeId} FROM moved WHERE ${outcome.status === 'PAID'}
       ON CONFLICT (topic, charge_id) DO NOTHING)
     SELECT (SELECT count(*) FROM moved)::int AS "order", (SELECT count(*) FROM dedup)::int AS "row"`;
-  return (!layers.stateMachine || recorded?.order === 1) && (!layers.uniqueConstraint || recorded?.row === 1);
 }
 
 // ─── 2. The recovery path ───
