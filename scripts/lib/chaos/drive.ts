@@ -493,8 +493,10 @@ export function launchCallers(
 }
 
 /**
- * Until no order of the storm holds a claim, no dedup row lacks an outcome, no charge is still to land and no refund
- * is under way or in doubt.
+ * Until no order of the storm holds a claim, no dedup row lacks an outcome, no charge is still to land, no refund
+ * is under way or in doubt, and every bank refund is recorded by its refund. A refund made under no claim (layer 5
+ * alone) whose bank call timed out and landed late is recorded by the reconciler from the bank's report, the
+ * settlement window after it landed: the storm's end may come first (seed 721541605).
  */
 export async function waitUntilSettled(db: pg.Pool, orderNos: string[]): Promise<number | null> {
   const started = performance.now();
@@ -504,7 +506,9 @@ export async function waitUntilSettled(db: pg.Pool, orderNos: string[]): Promise
         `SELECT (SELECT count(*) FROM orders WHERE order_no = ANY($1) AND status IN ('PROCESSING', 'UNKNOWN'))
               + (SELECT count(*) FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no = ANY($1) AND outcome IS NULL)
               + (SELECT count(*) FROM bank_charges WHERE merchant_ref = ANY($1) AND created_at > now())
-              + (SELECT count(*) FROM refunds WHERE order_no = ANY($1) AND status IN ('PROCESSING', 'UNKNOWN')) AS n`,
+              + (SELECT count(*) FROM refunds WHERE order_no = ANY($1) AND status IN ('PROCESSING', 'UNKNOWN'))
+              + (SELECT count(*) FROM bank_refunds b WHERE split_part(b.merchant_ref, '/', 1) = ANY($1)
+                   AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.bank_refund_id = b.id)) AS n`,
         [orderNos],
       )
       .then(
