@@ -107,18 +107,28 @@ export type SqlRunner = { $queryRaw<T = unknown>(query: TemplateStringsArray, ..
  * the adapter words it (`DriverAdapterError`: a unique violation, a lost server), so that every reader of its errors reads
  * the same thing whichever way a statement went.
  */
-export function hotPath(): SqlRunner {
+export function hotPath(): HotPath {
   return HOT_PATH;
 }
 
-const HOT_PATH: SqlRunner = {
+/** The hot path's runner: a statement as a template, or one composed already (`run`: not composed again). */
+export type HotPath = SqlRunner & { run<T>(statement: Prisma.Sql): Promise<T> };
+
+const HOT_PATH: HotPath = {
   $queryRaw<T>(strings: TemplateStringsArray, ...values: unknown[]): Promise<T> {
-    const { text, values: args } = Prisma.sql(strings, ...values);
+    return HOT_PATH.run<T>(Prisma.sql(strings, ...values));
+  },
+  run<T>(statement: Prisma.Sql): Promise<T> {
+    const { text } = statement;
     // A date as its moment in UTC: node-postgres would write it in the process's time zone, at about 1 µs a date
-    // in JavaScript; the columns are `timestamptz`, so both say the same moment.
+    // in JavaScript; the columns are `timestamptz`, so both say the same moment. The statement's own values stay
+    // as they are: a copy is made only when there is a date to write.
+    let args = statement.values;
     for (let i = 0; i < args.length; i++) {
       const value = args[i];
-      if (value instanceof Date) args[i] = value.toISOString();
+      if (!(value instanceof Date)) continue;
+      if (args === statement.values) args = [...args];
+      args[i] = value.toISOString();
     }
     const query = { name: preparedName({ sql: text }), text, values: args };
     return getPool()

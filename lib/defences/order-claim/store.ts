@@ -218,9 +218,8 @@ export async function recordOutcome(
   hold: OrderHold | undefined,
   layers: DatabaseLayers,
 ): Promise<boolean> {
-  const [recorded] = await hotPath().$queryRaw<
-    Array<{ order: number; row: number }>
-  >`${recordStatement(outcome, hold, layers)}`;
+  const statement = recordStatement(outcome, hold, layers);
+  const [recorded] = await hotPath().run<Array<{ order: number; row: number }>>(statement);
   return (!layers.stateMachine || recorded?.order === 1) && (!layers.uniqueConstraint || recorded?.row === 1);
 }
 
