@@ -219,11 +219,11 @@ function holdOpen(head: string): Promise<{ status?: number; closed: boolean; soc
 }
 
 /**
- * Holds ten 10 MB bodies open at once, against a freshly started app; how much its resident memory grew
+ * Holds `count` 10 MB bodies open at once, against a freshly started app; how much its resident memory grew
  * meanwhile, in MB. Fresh: memory a process once held and freed stays resident (the allocator keeps it), and a
  * second burst would be measured against the first one's peak.
  */
-async function holdTen(what: string, path: string, headers: Record<string, string>) {
+async function holdMany(what: string, path: string, headers: Record<string, string>, count: number) {
   const { pid } = (await startApp()).child;
   if (pid === undefined) throw new Error('no pid');
   // Warm up with small bodies: the route's modules are loaded, nothing large was ever held.
@@ -243,22 +243,24 @@ async function holdTen(what: string, path: string, headers: Record<string, strin
     })
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('')}\r\n`;
-  const held = await Promise.all(Array.from({ length: 10 }, (_, i) => holdOpen(head(i))));
+  const held = await Promise.all(Array.from({ length: count }, (_, i) => holdOpen(head(i))));
   const after = await residentBytes(pid);
   for (const { socket } of held) socket.destroy();
   const grownMb = (after - before) / 1024 / 1024;
   console.log(
-    `[edge] ${what}: RSS ${(before / 2 ** 20).toFixed(1)} → ${(after / 2 ** 20).toFixed(1)} MB (${grownMb.toFixed(1)} MB) with ten 10 MB bodies held open`,
+    `[edge] ${what}: RSS ${(before / 2 ** 20).toFixed(1)} → ${(after / 2 ** 20).toFixed(1)} MB (${grownMb.toFixed(1)} MB) with ${count} 10 MB bodies held open`,
   );
   return { grownMb, held };
 }
 
 describe('limits before work', () => {
   it('the API: ten 10 MB bodies held open cost a few MB; each is refused after 16 KiB and its connection closed', async () => {
-    const { grownMb, held } = await holdTen('POST /api/payments', '/api/payments', {
-      'content-type': 'application/json',
-      'x-client-id': 'holder',
-    });
+    const { grownMb, held } = await holdMany(
+      'POST /api/payments',
+      '/api/payments',
+      { 'content-type': 'application/json', 'x-client-id': 'holder' },
+      10,
+    );
     for (const { status, closed } of held) {
       expect(closed, 'the server closed the connection').toBe(true);
       // The 413 comes first; a reset may reach the client before it has read it.
@@ -271,16 +273,22 @@ describe('limits before work', () => {
     expect((await send(`${running().url}/api/health`)).status).toBe(200);
   });
 
-  it('a page: ten 10 MB bodies held open are held to 128 KiB each (the rest is read and dropped)', async () => {
+  it('a page: twenty 10 MB bodies held open are held to 128 KiB each (the rest is read and dropped)', async () => {
     // Next.js reads a page's body to its end before it answers the proxy's 413, so these wait (until Node's
     // request timeout, or the client gives up); of each, it keeps what next.config.ts lets the proxy see
-    // (twice 128 KiB). The rest passes through 64 KiB read buffers that the collector frees in its own time:
-    // measured, RSS settles about 25 MB up whether 10, 20 or 30 bodies are held; ten bodies kept whole
-    // (Next.js's default, 10 MB) are 100 MB and more.
-    const { grownMb } = await holdTen('POST /checkout/{order}', `/checkout/${orderNo}`, {
-      'content-type': 'multipart/form-data; boundary=x',
-    });
-    expect(grownMb, 'the server’s memory grew by (MB)').toBeLessThan(48);
+    // (twice 128 KiB). The rest passes through 64 KiB read buffers that the collector frees in its own time
+    // (V8 starts a collection when such memory outside its heap has grown by 64 MB): measured, RSS settles
+    // 22-29 MB up whether 10, 20 or 30 bodies are held, and ten went 48 MB up once beside a second test run,
+    // whose collector ran later. Kept whole (Next.js's default, 10 MB; proxyClientMaxBodySize raised to
+    // 10 MB, measured), ten bodies went 81 MB up: twenty are held, so that bodies kept whole are well past the
+    // bound and the collector's lag well within it.
+    const { grownMb } = await holdMany(
+      'POST /checkout/{order}',
+      `/checkout/${orderNo}`,
+      { 'content-type': 'multipart/form-data; boundary=x' },
+      20,
+    );
+    expect(grownMb, 'the server’s memory grew by (MB)').toBeLessThan(96);
     expect((await send(`${running().url}/api/health`)).status).toBe(200);
   });
 
