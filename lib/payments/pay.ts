@@ -146,7 +146,8 @@ async function atTheBank(
   const lost = await stillHeld(leases, attempt, order.policy.faults);
   if (lost) return { kind: 'stopped', answer: lost };
   if (options.at) await options.at('pay.bank');
-  const faults = { ...order.policy.bank, ...options.bankFaults };
+  // The order's faults as they are, unless a test gives this attempt its own (a spread is a copy V8 makes slowly).
+  const faults = options.bankFaults ? { ...order.policy.bank, ...options.bankFaults } : order.policy.bank;
   const { verdict, answer } = await callBank(attempt, { lease: leases.at(-1), toBank, faults });
   if (verdict.kind !== 'settled') return { kind: 'banked', verdict, answer };
   // The point after a charge: the lab's "crash after charge" dies here, having charged and recorded nothing.
