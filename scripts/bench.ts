@@ -5,6 +5,7 @@
 //   1. ceiling and ideal vs the guarded payment        4. cost per payment and per refund: Redis commands, DB round trips
 //   2. guard overhead: all layers on vs all off        5. a peer: @aws-lambda-powertools/idempotency
 //   3. duplicate storm: 1,000 requests, 100 orders        (CachePersistenceLayer) vs layer 2
+//   1, last: the two guards alone, in a process without HTTP or Next.js: their CPU a payment (lib/bench/guard-alone.ts)
 //   6. chaos storm: callers, faults, crashes and outages at once; invariants checked in SQL (lib/chaos-storm.ts)
 // Its parts: lib/bench/ (plan, drive, cost, peer, report) and lib/chaos-storm.ts with lib/chaos/.
 //   7. cost as data grows: 10^3 and 10^6 orders, a day of request keys, the background jobs (lib/bench/scale.ts)
@@ -20,6 +21,7 @@ import pg from 'pg';
 import { ALL_LAYERS_OFF } from '../lib/lab/settings.ts';
 import { costOf, payAt } from './lib/bench/cost.ts';
 import { createOrders, freshPayments, measureInTurns, postLoad, run, say, stopApp } from './lib/bench/drive.ts';
+import { measureGuardAlone } from './lib/bench/guard-alone.ts';
 import { peerBenchmark } from './lib/bench/peer.ts';
 import { BASE, CONNECTIONS, type Load, log, ONLY, PORTS, SECONDS, WARMUP_SECONDS } from './lib/bench/plan.ts';
 import { measureRatios, type Ratios } from './lib/bench/ratio.ts';
@@ -68,6 +70,8 @@ async function main(): Promise<void> {
       RETENTION_DAYS: '0',
     });
     if (buildIsStale()) buildApp(appEnv);
+    // Section 1's last measure, the guard alone, first: processes of their own, with no app instance running yet.
+    const guardAlone = ONLY === undefined ? await measureGuardAlone(services) : undefined;
     const measured = ONLY === undefined ? await measureThroughput(db, redis, services.redisUrl, appEnv) : undefined;
     // 7. Cost as data grows: instances of its own on databases of its own, the one above stopped.
     const scaleOf = () =>
@@ -105,8 +109,9 @@ async function main(): Promise<void> {
       log,
     });
     const v = await versions(db, redis);
-    if (measured && scale && replication) writeResults({ ...measured, scale, replication, chaos }, v);
-    else writeChaosOnly(chaos, v);
+    if (measured && guardAlone && scale && replication) {
+      writeResults({ ...measured, guardAlone, scale, replication, chaos }, v);
+    } else writeChaosOnly(chaos, v);
     // The results are written first (the failure is in them too), then the run fails, naming the orders.
     if (chaos.checks.some((check) => check.failing.length > 0)) {
       console.error(describeFailures(chaos));
@@ -127,7 +132,7 @@ async function measureThroughput(
   redis: Redis,
   redisUrl: string,
   appEnv: NodeJS.ProcessEnv,
-): Promise<Omit<BenchResults, 'chaos' | 'scale' | 'replication'>> {
+): Promise<Omit<BenchResults, 'chaos' | 'scale' | 'replication' | 'guardAlone'>> {
   const app = startApp({
     port: PORTS.app,
     env: { ...appEnv, BENCH_ROUTES: 'true', INSTANCE_NAME: 'bench' },

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { type ChaosResults, chaosSection } from '../chaos-storm.ts';
 import { ROOT } from '../paths.ts';
 import { pairedRatio } from './drive.ts';
+import { type GuardAlone, guardAloneSummary } from './guard-alone.ts';
 import type { peerBenchmark } from './peer.ts';
 import { CONNECTIONS, type Load, log, RATIO_SECONDS, RATIO_TURNS, SECONDS, WARMUP_SECONDS } from './plan.ts';
 import { type ReplicationResults, replicationSection } from './replication.ts';
@@ -55,10 +56,40 @@ export type BenchResults = {
     refundReplay: Cost;
   };
   peer: Awaited<ReturnType<typeof peerBenchmark>>;
+  /** Section 1's last measure: the two guards' CPU a payment in a process of their own (guard-alone.ts). */
+  guardAlone: GuardAlone;
   scale: ScaleResults;
   replication: ReplicationResults;
   chaos: ChaosResults;
 };
+
+/**
+ * The guard alone: what the pipeline costs above the ideal in the app's own CPU, in microseconds, where section 1's
+ * throughput shares the machine with everything else.
+ */
+function guardAloneSection(g: GuardAlone): string {
+  const us = (value: number) => `${value.toFixed(0)} µs`;
+  const times = (x: { median: number; low: number; high: number }) =>
+    `${x.median.toFixed(2)} (${x.low.toFixed(2)}-${x.high.toFixed(2)})`;
+  const row = (label: string, pairs: GuardAlone['labOff']) => {
+    const { ideal, guarded, app, all } = guardAloneSummary(pairs);
+    return `| ${label} | ${us(ideal.app)} | ${us(guarded.app)} | **${times(app)}** | ${us(ideal.postgres)} | ${us(guarded.postgres)} | ${us(ideal.redis)} | ${us(guarded.redis)} | ${times(all)} |`;
+  };
+  return `The guard alone. The same two guards in a process of their own, without HTTP or Next.js
+(scripts/lib/bench/guard-alone.ts): fresh orders paid ${g.concurrency} at a time through \`pay()\` (as POST /api/payments calls it)
+and through the ideal guard, in ${g.labOff.length} pairs of batches of ${g.batch.toLocaleString('en-US')} after four pairs of warm-up, the order
+alternating, with the lab off and, in a second process, registered as the app registers it. Counted a payment: the
+CPU of that process (the guard's code, its Redis and PostgreSQL clients, its collector) and of the servers; the
+medians, and the pairs' ratios (median, lowest and highest):
+
+| | app: ideal | app: pipeline | app: pipeline / ideal | PostgreSQL: ideal | PostgreSQL: pipeline | Redis: ideal | Redis: pipeline | all three: pipeline / ideal |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|
+${row('lab off', g.labOff)}
+${row('lab on', g.labOn)}
+
+In the app the same payments also cost the framework, HTTP and the request's reading and answer, alike on both
+routes, and the machine is shared with the load: section 1's ratios are these differences against all of that.`;
+}
 
 export function writeResults(r: BenchResults, v: Awaited<ReturnType<typeof versions>>): void {
   const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
@@ -144,6 +175,8 @@ cached for 250 ms; the Host check no longer lists the network interfaces on ever
 pool of random bytes rather than one call into the CSPRNG each; and nothing is made for nobody: no reason for a
 decision, no span for a defence, when nothing records them, no copy of the attempt by a spread V8 makes slowly, no
 rate count when the limits are off (decision 038).
+
+${guardAloneSection(r.guardAlone)}
 
 ## 2. Guard overhead
 
