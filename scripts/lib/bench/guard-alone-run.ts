@@ -1,8 +1,9 @@
 // The guard alone (section 1's last measure, guard-alone.ts): one process, no HTTP, no Next.js. It pays fresh
 // orders through pay() (the pipeline, as POST /api/payments calls it) and through the ideal guard, in alternating
 // batches of the same size, 50 at a time, and prints the CPU this process spent a payment on each (its JavaScript,
-// its clients of Redis and PostgreSQL, its collector), and the servers' CPU a payment, as one line of JSON. The environment says where the servers
-// are and whether the lab is on; with the lab on it registers as Next.js's register() does (lib/lab/register.ts).
+// its clients of Redis and PostgreSQL, its collector), and the servers' CPU a payment, as one line of JSON. The
+// environment says where the servers are and whether the lab is on; with the lab on it registers as Next.js's
+// register() does (lib/lab/register.ts).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
