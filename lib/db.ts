@@ -105,42 +105,94 @@ export type SqlRunner = { $queryRaw<T = unknown>(query: TemplateStringsArray, ..
  * and a copy of every row a payment: decision 037). Values go as node-postgres sends them (a date with its
  * offset: the columns are `timestamptz`), rows come back as it parses them (an int as a number), and an error as
  * the adapter words it (`DriverAdapterError`: a unique violation, a lost server), so that every reader of its errors reads
- * the same thing whichever way a statement went.
+ * the same thing whichever way a statement went. A payment's two statements are composed once for each shape they
+ * take (composeEach, below): a payment then only binds its values, and a value a statement names twice is sent once.
  */
 export function hotPath(): HotPath {
   return HOT_PATH;
 }
 
-/** The hot path's runner: a statement as a template, or one composed already (`run`: not composed again). */
-export type HotPath = SqlRunner & { run<T>(statement: Prisma.Sql): Promise<T> };
+/** The hot path's runner: a statement as a template, or one composed once (`run`, with this run's values). */
+export type HotPath = SqlRunner & { run<T, P>(statement: Composed<P>, values: P): Promise<T> };
 
 const HOT_PATH: HotPath = {
   $queryRaw<T>(strings: TemplateStringsArray, ...values: unknown[]): Promise<T> {
-    return HOT_PATH.run<T>(Prisma.sql(strings, ...values));
+    const statement = Prisma.sql(strings, ...values);
+    return query<T>(preparedName(statement.text), statement.text, statement.values);
   },
-  run<T>(statement: Prisma.Sql): Promise<T> {
-    const { text } = statement;
-    // A date as its moment in UTC: node-postgres would write it in the process's time zone, at about 1 µs a date
-    // in JavaScript; the columns are `timestamptz`, so both say the same moment. The statement's own values stay
-    // as they are: a copy is made only when there is a date to write.
-    let args = statement.values;
-    for (let i = 0; i < args.length; i++) {
-      const value = args[i];
-      if (!(value instanceof Date)) continue;
-      if (args === statement.values) args = [...args];
-      args[i] = value.toISOString();
-    }
-    const query = { name: preparedName({ sql: text }), text, values: args };
-    return getPool()
-      .query(query)
-      .then(
-        (result) => result.rows as T,
-        (error: unknown) => {
-          throw asAdapterError(error);
-        },
-      );
+  run<T, P>(statement: Composed<P>, values: P): Promise<T> {
+    return query<T>(statement.name, statement.text, statement.bind(values));
   },
 };
+
+function query<T>(name: string, text: string, values: unknown[]): Promise<T> {
+  // A date as its moment in UTC: node-postgres would write it in the process's time zone, at about 1 µs a date
+  // in JavaScript; the columns are `timestamptz`, so both say the same moment.
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value instanceof Date) values[i] = value.toISOString();
+  }
+  return getPool()
+    .query({ name, text, values })
+    .then(
+      (result) => result.rows as T,
+      (error: unknown) => {
+        throw asAdapterError(error);
+      },
+    );
+}
+
+const SLOT = Symbol('a value of the statement, by its name');
+type Slot = { readonly [SLOT]: string };
+/** A composed statement's values, by name, as its text is written: each one the same parameter wherever it appears. */
+export type Slots<P> = { readonly [K in keyof P]-?: Slot };
+
+/** A statement whose text is composed once: each run binds only its values. */
+export type Composed<P> = { readonly name: string; readonly text: string; bind(values: P): unknown[] };
+
+/**
+ * A statement composed once, from a template whose values are named (`${slot.orderNo}`): its text is fixed, a name
+ * used twice is one parameter (sent and parsed once), and a constant (a status of the transition table) is a
+ * parameter of its own with the same value on every run. Prisma.sql composes it as the other statements are, once.
+ */
+export function composeOnce<P>(write: (slots: Slots<P>) => Prisma.Sql): Composed<P> {
+  const slots = new Proxy({} as Slots<P>, { get: (_, name) => ({ [SLOT]: String(name) }) });
+  const { strings, values } = write(slots);
+  const numberOf = new Map<string, number>();
+  const bound: Array<{ slot: string } | { constant: unknown }> = [];
+  let text = strings[0] ?? '';
+  values.forEach((value, i) => {
+    const slot = (value as Partial<Slot> | null)?.[SLOT];
+    let number = slot === undefined ? undefined : numberOf.get(slot);
+    if (number === undefined) {
+      number = bound.push(slot === undefined ? { constant: value } : { slot });
+      if (slot !== undefined) numberOf.set(slot, number);
+    }
+    text += `$${number}${strings[i + 1]}`;
+  });
+  return {
+    name: preparedName(text),
+    text,
+    bind: (given) => bound.map((one) => ('slot' in one ? (given as Record<string, unknown>)[one.slot] : one.constant)),
+  };
+}
+
+/** composeOnce for each shape a statement takes (which layers are on, which outcome), each composed when first used. */
+export function composeEach<S, P>(
+  shapeKey: (shape: S) => string,
+  write: (shape: S, slots: Slots<P>) => Prisma.Sql,
+): (shape: S) => Composed<P> {
+  const composed = new Map<string, Composed<P>>();
+  return (shape) => {
+    const key = shapeKey(shape);
+    let statement = composed.get(key);
+    if (!statement) {
+      statement = composeOnce((slots: Slots<P>) => write(shape, slots));
+      composed.set(key, statement);
+    }
+    return statement;
+  };
+}
 
 /**
  * node-postgres's error as the adapter words it (`DriverAdapterError`, its cause's `kind`): PostgreSQL's refusals
@@ -174,7 +226,7 @@ type DriverAdapterErrorCause = ConstructorParameters<typeof DriverAdapterError>[
  * no bug can fill the server's memory with statements. The names live beside the pool, on globalThis: two route
  * bundles naming two texts alike would be refused on a connection that prepared one of them.
  */
-function preparedName({ sql }: { sql: string }): string {
+function preparedName(sql: string): string {
   globalForPrisma.preparedNames ??= new Map();
   const preparedNames = globalForPrisma.preparedNames;
   let name = preparedNames.get(sql);

@@ -66,9 +66,8 @@ describe(`${SETTLED_SINCE.toLocaleString('en')} payments settled since the last 
       paidAt: new Date().toISOString(),
     };
     const hold = { orderNo, attemptId: `att_${n}`, fence: 1 };
-    const { scan, plan } = await scanOfDedupRows(
-      recordStatement(paid, hold, { stateMachine: true, uniqueConstraint: true }),
-    );
+    const { statement, values } = recordStatement(paid, hold, { stateMachine: true, uniqueConstraint: true });
+    const { scan, plan } = await scanOfDedupRows({ text: statement.text, values: statement.bind(values) });
     expect(scan.removed, plan).toBeLessThan(10);
     expect(scan.buffers, plan).toBeLessThan(20);
   });

@@ -12,7 +12,7 @@ import 'server-only';
 // releases or resumes it only under its own id and token.
 // The recovery path's writes run in one transaction each, with the order row locked first and the dedup
 // row second (the order every statement here and in the claim takes them in), so they cannot deadlock.
-import { getDb, hotPath, type SqlRunner } from '../../db.ts';
+import { type Composed, composeEach, getDb, hotPath, type Slots } from '../../db.ts';
 import { PAYMENT_PAID } from '../../events/outbox.ts';
 import type { PaymentStatus } from '../../generated/prisma/client.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
@@ -38,8 +38,6 @@ export function orderLock(orderNo: string): string {
 /** What an attempt's claim came to: its fencing token, or the layer whose statement refused it (a value, not an error). */
 export type ClaimTaken = { fence: number } | { refusedBy: Layer };
 
-const REFUSED_BY_KEY = Symbol('the unique key refused the row');
-
 /**
  * Who claims, where nobody has checked yet that they may pay the order (pay.ts's `checkAtClaim`): the claim
  * then holds only for an order this caller may pay (its owner, one of the payers it let in, or an order with
@@ -47,17 +45,18 @@ const REFUSED_BY_KEY = Symbol('the unique key refused the row');
  */
 export type Payer = { caller: string; amountCents: number };
 
-function payableBy(payer: Payer | undefined): Prisma.Sql {
-  if (!payer) return Prisma.empty;
-  const { caller, amountCents } = payer;
-  return Prisma.sql`AND amount_cents = ${amountCents} AND (owner IS NULL OR owner = ${caller} OR ${caller} = ANY(payers))`;
-}
+/** An attempt's claim's values: the payer's only where the claim checks one. */
+type ClaimValues = { orderNo: string; attemptId: string; now: Date; caller?: string; amountCents?: number };
+
+/** The statement an attempt claims with: which of layers 3 and 4 claim, and whether it checks a payer. */
+type ClaimShape = { claims: 'order' | 'orderAndRow' | 'row'; checksPayer: boolean };
 
 /**
  * An attempt claims the order, with the statement its layers make: layer 3's conditional update, layer 4's
  * dedup row, or both in one statement (one round trip). "0 rows" is layer 3's refusal (also when the order is
  * gone: retention pruned it since the attempt read it; and, with `payer`, when it is not that payer's to pay at
- * that amount); a unique violation (P2002) is layer 4's.
+ * that amount); a unique violation (P2002) is layer 4's (the whole statement, the update included, is then
+ * rolled back).
  */
 export async function claimOrder(
   layers: DatabaseLayers,
@@ -66,90 +65,78 @@ export async function claimOrder(
   now: Date,
   payer?: Payer,
 ): Promise<ClaimTaken> {
-  const db = hotPath();
-  const payable = payableBy(payer);
-  const fence = !layers.uniqueConstraint
-    ? await claimOrderState(db, orderNo, attemptId, now, payable)
-    : layers.stateMachine
-      ? await claimOrderStateAndDedupRow(db, orderNo, attemptId, now, payable)
-      : await insertPaymentDedupRow(db, orderNo, attemptId, now, payable);
-  if (fence === REFUSED_BY_KEY) return { refusedBy: 'uniqueConstraint' };
-  return fence === undefined ? { refusedBy: 'stateMachine' } : { fence };
+  const claims = !layers.uniqueConstraint ? 'order' : layers.stateMachine ? 'orderAndRow' : 'row';
+  const statement = claimStatement({ claims, checksPayer: payer !== undefined });
+  try {
+    const [claimed] = await hotPath().run<Array<{ fence: number }>, ClaimValues>(statement, {
+      orderNo,
+      attemptId,
+      now,
+      ...payer,
+    });
+    return claimed ? { fence: claimed.fence } : { refusedBy: 'stateMachine' };
+  } catch (error) {
+    if (layers.uniqueConstraint && isUniqueViolation(error)) return { refusedBy: 'uniqueConstraint' };
+    throw error;
+  }
 }
 
-/** Layer 3: the claim's fencing token when this attempt moved the order from PENDING to PROCESSING; else undefined. */
-async function claimOrderState(
-  tx: SqlRunner,
-  orderNo: string,
-  attemptId: string,
-  now: Date,
-  payable: Prisma.Sql,
-): Promise<number | undefined> {
-  const [claimed] = await tx.$queryRaw<Array<{ fence: number }>>`
+const claimStatement = composeEach(
+  ({ claims, checksPayer }: ClaimShape) => `${claims}:${checksPayer}`,
+  ({ claims, checksPayer }: ClaimShape, values: Slots<ClaimValues>) => {
+    const payable = checksPayer ? payableBy(values) : Prisma.empty;
+    if (claims === 'order') return claimOrderState(values, payable);
+    return claims === 'orderAndRow'
+      ? claimOrderStateAndDedupRow(values, payable)
+      : insertPaymentDedupRow(values, payable);
+  },
+);
+
+function payableBy({ caller, amountCents }: Slots<ClaimValues>): Prisma.Sql {
+  return Prisma.sql`AND amount_cents = ${amountCents} AND (owner IS NULL OR owner = ${caller} OR ${caller} = ANY(payers))`;
+}
+
+/** Layer 3: the claim's fencing token when this attempt moved the order from PENDING to PROCESSING; else no row. */
+function claimOrderState({ orderNo, attemptId, now }: Slots<ClaimValues>, payable: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
     UPDATE orders
     SET status = ${targetOf('claim')}::payment_status, attempt_id = ${attemptId}, claimed_at = ${now},
         unknown_since = NULL, fence = fence + 1, first_fence = fence + 1, updated_at = now()
     WHERE order_no = ${orderNo} AND status = ANY(${statusesAllowing('claim')}::payment_status[]) ${payable}
     RETURNING fence`;
-  return claimed?.fence;
 }
 
 /**
  * Layers 3 and 4 together, as one statement (one implicit transaction, one round trip): the conditional
  * update claims the order and, only if it did, the dedup row is inserted. The same two steps as
  * claimOrder + insertDedupRecord in a transaction, without four round trips (BEGIN, UPDATE, INSERT, COMMIT).
- * The claim's fencing token when this attempt claimed the order, else undefined; REFUSED_BY_KEY
- * when the unique key refused the row (the whole statement, the update included, is then rolled back).
+ * The claim's fencing token when this attempt claimed the order, else no row.
  */
-async function claimOrderStateAndDedupRow(
-  tx: SqlRunner,
-  orderNo: string,
-  attemptId: string,
-  now: Date,
-  payable: Prisma.Sql,
-): Promise<number | typeof REFUSED_BY_KEY | undefined> {
-  try {
-    const [inserted] = await tx.$queryRaw<Array<{ fence: number }>>`
-      WITH claim AS (
-        UPDATE orders
-        SET status = ${targetOf('claim')}::payment_status, attempt_id = ${attemptId}, claimed_at = ${now},
-            unknown_since = NULL, fence = fence + 1, first_fence = fence + 1, updated_at = now()
-        WHERE order_no = ${orderNo} AND status = ANY(${statusesAllowing('claim')}::payment_status[]) ${payable}
-        RETURNING order_no, fence)
-      INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, first_fence, claimed_at)
-      SELECT 'PAYMENT', order_no, ${attemptId}, fence, fence, ${now} FROM claim
-      RETURNING fence`;
-    return inserted?.fence;
-  } catch (error) {
-    if (isUniqueViolation(error)) return REFUSED_BY_KEY;
-    throw error;
-  }
+function claimOrderStateAndDedupRow({ orderNo, attemptId, now }: Slots<ClaimValues>, payable: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    WITH claim AS (
+      UPDATE orders
+      SET status = ${targetOf('claim')}::payment_status, attempt_id = ${attemptId}, claimed_at = ${now},
+          unknown_since = NULL, fence = fence + 1, first_fence = fence + 1, updated_at = now()
+      WHERE order_no = ${orderNo} AND status = ANY(${statusesAllowing('claim')}::payment_status[]) ${payable}
+      RETURNING order_no, fence)
+    INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, first_fence, claimed_at)
+    SELECT 'PAYMENT', order_no, ${attemptId}, fence, fence, ${now} FROM claim
+    RETURNING fence`;
 }
 
 /**
  * A payment's dedup row, as layer 4's claim on the order: its fencing token is the order's next generation
- * (raised in the same statement, so it keeps rising across rows deleted and inserted again). Returns the
- * token, or undefined when there is no such order (retention pruned it since the attempt read it); REFUSED_BY_KEY when the unique key refused the row (the statement is rolled back).
+ * (raised in the same statement, so it keeps rising across rows deleted and inserted again). The token, or no
+ * row when there is no such order (retention pruned it since the attempt read it).
  */
-async function insertPaymentDedupRow(
-  tx: SqlRunner,
-  orderNo: string,
-  owner: string,
-  now: Date,
-  payable: Prisma.Sql,
-): Promise<number | typeof REFUSED_BY_KEY | undefined> {
-  try {
-    const [row] = await tx.$queryRaw<Array<{ fence: number }>>`
-      WITH generation AS (
-        UPDATE orders SET fence = fence + 1, updated_at = now() WHERE order_no = ${orderNo} ${payable} RETURNING fence)
-      INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, first_fence, claimed_at)
-      SELECT 'PAYMENT', ${orderNo}, ${owner}, fence, fence, ${now} FROM generation
-      RETURNING fence`;
-    return row?.fence;
-  } catch (error) {
-    if (isUniqueViolation(error)) return REFUSED_BY_KEY;
-    throw error;
-  }
+function insertPaymentDedupRow({ orderNo, attemptId, now }: Slots<ClaimValues>, payable: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    WITH generation AS (
+      UPDATE orders SET fence = fence + 1, updated_at = now() WHERE order_no = ${orderNo} ${payable} RETURNING fence)
+    INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, first_fence, claimed_at)
+    SELECT 'PAYMENT', ${orderNo}, ${attemptId}, fence, fence, ${now} FROM generation
+    RETURNING fence`;
 }
 
 /** An outcome written over the order with no claim to check (layers 3 and 4 off). */
@@ -218,52 +205,83 @@ export async function recordOutcome(
   hold: OrderHold | undefined,
   layers: DatabaseLayers,
 ): Promise<boolean> {
-  const statement = recordStatement(outcome, hold, layers);
-  const [recorded] = await hotPath().run<Array<{ order: number; row: number }>>(statement);
+  const { statement, values } = recordStatement(outcome, hold, layers);
+  const [recorded] = await hotPath().run<Array<{ order: number; row: number }>, RecordValues>(statement, values);
   return (!layers.stateMachine || recorded?.order === 1) && (!layers.uniqueConstraint || recorded?.row === 1);
 }
 
-/** recordOutcome's statement (test/scale/in-doubt.int.test.ts runs its plan). */
+/** The record's values (the claim's, where it has one). */
+type RecordValues = {
+  orderNo: string;
+  json: string;
+  chargeId?: string;
+  paidAt?: Date;
+  declineReason?: string;
+  attemptId?: string;
+  fence?: number;
+};
+
+/** The statement a record is written with: the outcome's kind, whether a claim guards it, and which layers are on. */
+type RecordShape = { status: PaymentOutcome['status']; held: boolean } & DatabaseLayers;
+
+/** recordOutcome's statement and its values (test/scale/in-doubt.int.test.ts runs its plan). */
 export function recordStatement(
   outcome: PaymentOutcome,
   hold: OrderHold | undefined,
   layers: DatabaseLayers,
-): Prisma.Sql {
-  const { orderNo } = outcome;
-  const chargeId = outcome.status === 'PAID' ? outcome.chargeId : null;
-  const event = outcome.status === 'PAID' ? 'charged' : 'declined';
+): { statement: Composed<RecordValues>; values: RecordValues } {
+  const { status, orderNo } = outcome;
+  const statement = recordStatementOf({ status, held: hold !== undefined, ...layers });
   const json = JSON.stringify(outcome);
   const result =
     outcome.status === 'PAID'
-      ? Prisma.sql`charge_id = ${outcome.chargeId}, paid_at = ${new Date(outcome.paidAt)}`
-      : Prisma.sql`decline_reason = ${outcome.reason}`;
-  const claimed = (holder: Prisma.Sql) =>
-    hold ? Prisma.sql`AND ${holder} = ${hold.attemptId} AND fence = ${hold.fence}` : Prisma.sql`AND FALSE`;
-  // Layer 3 guards the order with the claim. Without it the write is unguarded, but a decline never lands on
-  // a charge: a stale attempt's DECLINED must not overwrite another attempt's PAID.
-  const guard = layers.stateMachine
-    ? Prisma.sql`${claimed(Prisma.sql`attempt_id`)} AND status = ANY(${statusesAllowing(event)}::payment_status[])`
-    : outcome.status === 'DECLINED'
-      ? Prisma.sql`AND status <> 'PAID'`
-      : Prisma.empty;
-  const dedup = layers.uniqueConstraint
-    ? Prisma.sql`UPDATE idempotent_record SET outcome = ${json}::jsonb
-        WHERE biz_type = 'PAYMENT' AND biz_no = ${orderNo} AND outcome IS NULL ${claimed(Prisma.sql`owner`)}
-        RETURNING 1`
-    : Prisma.sql`SELECT 1 WHERE FALSE`;
-  return Prisma.sql`
-    WITH moved AS (
-      UPDATE orders SET status = ${targetOf(event)}::payment_status, ${result}, attempt_id = NULL, claimed_at = NULL,
-        unknown_since = NULL, updated_at = now()
-      WHERE order_no = ${orderNo} ${guard}
-      RETURNING order_no),
-    dedup AS (${dedup}),
-    event AS (
-      INSERT INTO outbox (topic, key, payload, charge_id)
-      SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, ${chargeId} FROM moved WHERE ${outcome.status === 'PAID'}
-      ON CONFLICT (topic, charge_id) DO NOTHING)
-    SELECT (SELECT count(*) FROM moved)::int AS "order", (SELECT count(*) FROM dedup)::int AS "row"`;
+      ? { chargeId: outcome.chargeId, paidAt: new Date(outcome.paidAt) }
+      : { declineReason: outcome.reason };
+  return { statement, values: { orderNo, json, ...result, attemptId: hold?.attemptId, fence: hold?.fence } };
 }
+
+const recordStatementOf = composeEach(
+  ({ status, held, stateMachine, uniqueConstraint }: RecordShape) =>
+    `${status}:${held}:${stateMachine}:${uniqueConstraint}`,
+  ({ status, held, stateMachine, uniqueConstraint }: RecordShape, values: Slots<RecordValues>): Prisma.Sql => {
+    const { orderNo, json, chargeId, attemptId, fence } = values;
+    const event = status === 'PAID' ? 'charged' : 'declined';
+    const result =
+      status === 'PAID'
+        ? Prisma.sql`charge_id = ${chargeId}, paid_at = ${values.paidAt}`
+        : Prisma.sql`decline_reason = ${values.declineReason}`;
+    const claimed = (holder: Prisma.Sql) =>
+      held ? Prisma.sql`AND ${holder} = ${attemptId} AND fence = ${fence}` : Prisma.sql`AND FALSE`;
+    // Layer 3 guards the order with the claim. Without it the write is unguarded, but a decline never lands on
+    // a charge: a stale attempt's DECLINED must not overwrite another attempt's PAID.
+    const guard = stateMachine
+      ? Prisma.sql`${claimed(Prisma.sql`attempt_id`)} AND status = ANY(${statusesAllowing(event)}::payment_status[])`
+      : status === 'DECLINED'
+        ? Prisma.sql`AND status <> 'PAID'`
+        : Prisma.empty;
+    const dedup = uniqueConstraint
+      ? Prisma.sql`UPDATE idempotent_record SET outcome = ${json}::jsonb
+          WHERE biz_type = 'PAYMENT' AND biz_no = ${orderNo} AND outcome IS NULL ${claimed(Prisma.sql`owner`)}
+          RETURNING 1`
+      : Prisma.sql`SELECT 1 WHERE FALSE`;
+    // A charge's receipt: one outbox event per charge (its unique key), whoever records it and however often.
+    const receipt =
+      status === 'PAID'
+        ? Prisma.sql`, event AS (
+            INSERT INTO outbox (topic, key, payload, charge_id)
+            SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, ${chargeId} FROM moved
+            ON CONFLICT (topic, charge_id) DO NOTHING)`
+        : Prisma.empty;
+    return Prisma.sql`
+      WITH moved AS (
+        UPDATE orders SET status = ${targetOf(event)}::payment_status, ${result}, attempt_id = NULL, claimed_at = NULL,
+          unknown_since = NULL, updated_at = now()
+        WHERE order_no = ${orderNo} ${guard}
+        RETURNING order_no),
+      dedup AS (${dedup})${receipt}
+      SELECT (SELECT count(*) FROM moved)::int AS "order", (SELECT count(*) FROM dedup)::int AS "row"`;
+  },
+);
 
 // ─── 2. The recovery path ───
 
