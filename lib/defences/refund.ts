@@ -66,6 +66,8 @@ export type RefundAnswer =
   | { kind: 'order_not_found' }
   /** Only a paid order can be refunded. */
   | { kind: 'not_paid'; status: string }
+  /** The order's payment is under way, or in doubt until the bank can tell: not paid yet, but it may be. */
+  | { kind: 'payment_in_progress'; status: string }
   /** The ledger refused it: the refunds (claimed, made or in doubt) would pass the charge. Nothing moved. */
   | { kind: 'exceeds'; leftCents: number }
   /** This refund's identity was recorded with another amount: the same refund cannot be for two amounts. */

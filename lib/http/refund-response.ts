@@ -90,6 +90,14 @@ function refusalResponse(
         { detail: say('details.orderNotPaid', { status: result.status }), orderStatus: result.status },
         headers,
       );
+    case 'payment_in_progress':
+      return problem(
+        409,
+        'payment-in-progress',
+        'Payment in progress',
+        { detail: say('details.refundPaymentUnsettled', { status: result.status }), orderStatus: result.status },
+        inProgress,
+      );
     case 'exceeds':
       return problem(
         422,

@@ -269,6 +269,20 @@ export async function reconcileStalePayments(options: SweepOptions = {}): Promis
 }
 
 /**
+ * A refund's question about an order its row says is not paid: the row may be behind the bank (a payment charged,
+ * then its record refused: the database went away as it answered, or its process died). The payment is settled as
+ * far as the bank allows now, as the sweep settles it: a claim abandoned for two leases taken over and settled by
+ * the bank's answer (a paying duplicate may take it after one, and pay), a charge nobody recorded recorded. Whether a payment is still under way: a live claim, or one in
+ * doubt until a charge can no longer land.
+ */
+export async function settlePaymentNow(orderNo: string, now: () => number = Date.now): Promise<{ underWay: boolean }> {
+  const reconciled = await reconcileOrder(orderNo, { now, patience: 2 });
+  if (reconciled.kind === 'running' || reconciled.kind === 'waiting') return { underWay: true };
+  await recordFromSettlementReport({ orderNos: [orderNo], now }, now);
+  return { underWay: false };
+}
+
+/**
  * Reconciliation against the bank's books: every charge on the settlement report whose order is PENDING (or
  * DECLINED by another attempt) was made under no claim the sweep could find (layers 3 and 4 off: layer 2 alone, layer 5 alone, none), by an
  * attempt that died or lost its answer. The order becomes PAID by its first such charge. Returns how many.

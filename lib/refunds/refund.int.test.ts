@@ -10,11 +10,12 @@ import {
   orderRow,
   SimulatedCrash,
   setOrderLab,
+  sleep,
   testPayOptions,
 } from '../../test/payments.ts';
 import { getDb } from '../db.ts';
 import type { LabSettingsPatch } from '../lab/settings.ts';
-import { REPORT_PAGE } from '../payments/bank.ts';
+import { listCharges, REPORT_PAGE } from '../payments/bank.ts';
 import { pay } from '../payments/pay.ts';
 import { type CallerScope, clientScope } from '../session.ts';
 import { reconcileStaleRefunds } from './reconcile.ts';
@@ -76,6 +77,43 @@ describe('refunds, from the pipeline', () => {
     await getDb().order.update({ where: { orderNo }, data: { owner: who } });
     expect(await ask(orderNo, who, 500, 'rq-unpaid')).toMatchObject({ kind: 'not_paid', status: 'PENDING' });
     expect(await getDb().refund.count({ where: { orderNo } })).toBe(0);
+  });
+
+  it('a charge its payment could not record (layer 5 alone, the process died after the bank): the refund asks the bank, records it and refunds', async () => {
+    const who = caller();
+    const orderNo = await newOrder({ layers: only('bankKey'), faults: { crashAfterCharge: true } });
+    await getDb().order.update({ where: { orderNo }, data: { owner: who } });
+    const paying = pay({ orderNo, caller: who, channel: 'api', idempotencyKey: `pay-${orderNo}` }, testPayOptions());
+    await expect(paying).rejects.toThrow(SimulatedCrash);
+    expect((await orderRow(orderNo)).status).toBe('PENDING'); // the bank charged; the books do not know it yet
+    await setOrderLab(orderNo, { layers: only('bankKey'), faults: {} });
+
+    expect(await ask(orderNo, who, 500, 'rq-behind')).toMatchObject({ kind: 'completed' });
+    const [charge] = await listCharges(orderNo);
+    expect(await orderRow(orderNo)).toMatchObject({ status: 'PAID', chargeId: charge?.id, refundedCents: 500 });
+    expect(await bankRefunds(orderNo)).toEqual([{ amountCents: 500 }]);
+    expect(await getDb().outboxEvent.count({ where: { key: orderNo, topic: 'payment.paid' } })).toBe(1);
+  });
+
+  it('a payment whose claim is still held: "payment in progress", nothing written; once abandoned, the refund settles it and refunds', async () => {
+    const who = caller();
+    // A lease long enough that the first refund comes within it on a busy machine too (the sweep waits two).
+    const claims = { leaseMs: 1_000 };
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { crashAfterCharge: true }, claims });
+    await getDb().order.update({ where: { orderNo }, data: { owner: who } });
+    const paying = pay({ orderNo, caller: who, channel: 'api', idempotencyKey: `pay-${orderNo}` }, testPayOptions());
+    await expect(paying).rejects.toThrow(SimulatedCrash);
+    await setOrderLab(orderNo, { layers: ALL_ON, faults: {}, claims });
+
+    expect(await ask(orderNo, who, 500, 'rq-early')).toMatchObject({
+      kind: 'payment_in_progress',
+      status: 'PROCESSING',
+    });
+    expect(await getDb().refund.count({ where: { orderNo } })).toBe(0);
+    await sleep(2 * claims.leaseMs + 100); // the sweep's patience: two leases
+    expect(await ask(orderNo, who, 500, 'rq-early')).toMatchObject({ kind: 'completed' });
+    const [charge] = await listCharges(orderNo);
+    expect(await orderRow(orderNo)).toMatchObject({ status: 'PAID', chargeId: charge?.id, refundedCents: 500 });
   });
 
   it('with every defence off, the 20 refunds with one id refund until the ledger refuses: never more than charged', async () => {

@@ -25,6 +25,7 @@ import { refundOfBankKey } from '../payments/bank-refunds.ts';
 import { faultContext, guarded, type Handed, stillHeld } from '../payments/guarded.ts';
 import { mayUse } from '../payments/orders.ts';
 import { type PaymentPolicy, policySource } from '../payments/policy.ts';
+import { settlePaymentNow } from '../payments/reconcile.ts';
 import type { CallerScope } from '../session.ts';
 import { ATTR, decide, hashCaller, type Reason, reason, type Span, startSpan } from '../telemetry/spans.ts';
 import { callBankForRefund } from './bank-call.ts';
@@ -89,9 +90,12 @@ type OrderToRefund = { amountCents: number; chargeId: string; policy: PaymentPol
 
 async function refundOnce(request: RefundRequest, options: RefundOptions, span: Span): Promise<RefundAnswer> {
   // 0. The order, if this caller may refund it, and paid.
-  const order = await orderFor(request, span);
+  const order = await orderFor(request, span, options.now);
   if (!order) return { kind: 'order_not_found' };
-  if ('status' in order) return { kind: 'not_paid', status: order.status };
+  if ('status' in order)
+    return order.underWay
+      ? { kind: 'payment_in_progress', status: order.status }
+      : { kind: 'not_paid', status: order.status };
   const { layers } = order.policy;
   const received = { channel: request.channel, cents: request.amountCents, defences: defencesOn(layers) };
   decide(span, 'request', 'received', () => reason('refundReceived', received));
@@ -128,6 +132,13 @@ async function atTheBank(
   return { kind: 'banked', verdict, answer };
 }
 
+async function readOrder(orderNo: string): Promise<OrderRow | undefined> {
+  const [order] = await getDb().$queryRaw<OrderRow[]>`
+    SELECT amount_cents AS "amountCents", status, charge_id AS "chargeId", lab, owner, payers
+    FROM orders WHERE order_no = ${orderNo}`;
+  return order;
+}
+
 type OrderRow = {
   amountCents: number;
   status: string;
@@ -137,14 +148,25 @@ type OrderRow = {
   payers: string[];
 };
 
-/** The order, if this caller may refund it: paid (with the policy it runs under), or its status. */
-async function orderFor(request: RefundRequest, span: Span): Promise<OrderToRefund | { status: string } | undefined> {
-  const [order] = await getDb().$queryRaw<OrderRow[]>`
-    SELECT amount_cents AS "amountCents", status, charge_id AS "chargeId", lab, owner, payers
-    FROM orders WHERE order_no = ${request.orderNo}`;
+/**
+ * The order, if this caller may refund it: paid (with the policy it runs under), or its status and whether its payment
+ * is still under way. An order its row says is not paid is first settled with the bank (settlePaymentNow): a payment
+ * that charged and was answered, but whose record the database refused, is not told "not paid" to its refunds.
+ */
+async function orderFor(
+  request: RefundRequest,
+  span: Span,
+  now: () => number,
+): Promise<OrderToRefund | { status: string; underWay: boolean } | undefined> {
+  let order = await readOrder(request.orderNo);
   if (!order || !mayUse(order, request.caller)) return undefined;
   if (order.owner) span.setAttribute(ATTR.owner, hashCaller(order.owner));
-  if (order.status !== 'PAID' || !order.chargeId) return { status: order.status };
+  if (order.status !== 'PAID' || !order.chargeId) {
+    const { underWay } = await settlePaymentNow(request.orderNo, now);
+    order = await readOrder(request.orderNo);
+    if (!order) return undefined;
+    if (order.status !== 'PAID' || !order.chargeId) return { status: order.status, underWay };
+  }
   const policy = await policySource().forOrder({ orderNo: request.orderNo, owner: order.owner, lab: order.lab });
   return { amountCents: order.amountCents, chargeId: order.chargeId, policy };
 }
@@ -196,6 +218,8 @@ function summarize(answer: RefundAnswer): Reason {
       return reason('outcomeNoOrder');
     case 'not_paid':
       return reason('refundOutcomeNotPaid', { status: answer.status });
+    case 'payment_in_progress':
+      return reason('refundOutcomePaymentInProgress', { status: answer.status });
     case 'exceeds':
       return reason('refundOutcomeExceeds', { left: answer.leftCents });
     case 'amount_mismatch':

@@ -21,6 +21,8 @@ export type RefundState =
   /** The ledger refused it before the bank: more than is left to refund. */
   | { status: 'exceeds'; leftCents: number }
   | { status: 'not_paid' }
+  /** The order's payment is still running, or in doubt until the bank can tell: the same form may submit again. */
+  | { status: 'payment_in_progress' }
   /** This refund's id was recorded with another amount (`amountCents`, when the record says which). */
   | { status: 'amount_mismatch'; amountCents?: number }
   /** The lab's wrong answer to a duplicate: "already submitted", and nothing of what became of the first. */
@@ -59,6 +61,8 @@ export function refundStateOf(answer: RefundAnswer): RefundState {
       return { status: 'exceeds', leftCents: answer.leftCents };
     case 'not_paid':
       return { status: 'not_paid' };
+    case 'payment_in_progress':
+      return { status: 'payment_in_progress' };
     case 'failed_retryable':
       return { status: 'failed_retryable' };
     case 'order_not_found':
@@ -162,6 +166,8 @@ function describeRefusal(
       return said('bad', 'outcome.exceeds.title', 'outcome.exceeds.body', { left: money(state.leftCents) });
     case 'not_paid':
       return said('bad', 'outcome.notPaid.title', 'outcome.notPaid.body');
+    case 'payment_in_progress':
+      return said('warn', 'outcome.paymentInProgress.title', 'outcome.paymentInProgress.body');
     case 'amount_mismatch':
       return state.amountCents === undefined
         ? said('bad', 'outcome.amountMismatch.title', 'outcome.amountMismatch.bodyUnknown', undefined, 'requestKey')
