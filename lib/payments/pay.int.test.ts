@@ -280,13 +280,30 @@ describe('detail 3: when to release the claim', () => {
 describe('fencing: an attempt that stalls past its lease', () => {
   it('does not charge once another attempt has taken its abandoned claim over', async () => {
     const orderNo = await newOrder({ layers: only('stateMachine'), claims: { leaseMs: 300 } });
-    // The first attempt claims the order, then stalls (a long pause) before calling the bank.
+    // The first attempt claims the order, then stalls (a long pause) before calling the bank, until the second has
+    // paid: held at its named point rather than for a time, so that a busy machine cannot wake it first.
+    let arrived = () => {};
+    const atTheBank = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    let wake = () => {};
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
     const stalled = pay(
       { orderNo, caller: newSession(), channel: 'browser' },
-      testPayOptions({ at: async (point) => (point === 'pay.beforeBank' ? sleep(1_000) : undefined) }),
+      testPayOptions({
+        at: async (point) => {
+          if (point !== 'pay.beforeBank') return;
+          arrived();
+          await woken;
+        },
+      }),
     );
+    await atTheBank;
     await sleep(500); // its claim is older than the lease now: abandoned, as far as anyone can tell
     const second = await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions());
+    wake();
     expect(second.kind).toBe('completed'); // it took the claim over; the bank never saw the first: it paid
     expect(await stalled).toMatchObject({ kind: 'in_progress', takenOver: true }); // it woke up, saw the claim was gone, stopped
     expect(await chargeCount(orderNo)).toBe(1);

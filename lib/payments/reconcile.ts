@@ -270,16 +270,16 @@ export async function reconcileStalePayments(options: SweepOptions = {}): Promis
 
 /**
  * A refund's question about an order its row says is not paid: the row may be behind the bank (a payment charged,
- * then its record refused: the database went away as it answered, or its process died). The payment is settled as
- * far as the bank allows now, as the sweep settles it: a claim abandoned for two leases taken over and settled by
- * the bank's answer (a paying duplicate may take it after one, and pay), a charge nobody recorded recorded. Whether a payment is still under way: a live claim, or one in
- * doubt until a charge can no longer land.
+ * then its record refused: the database went away as it answered, or its process died). The sweep, for this order
+ * alone: a claim abandoned for two leases is taken over and settled by the bank's answer (a paying duplicate may take
+ * it after one, and pay), a charge nobody recorded is recorded. Then whether a payment is still under way: a claim
+ * held (live, or in doubt until a charge can no longer land) on an order with no outcome recorded. With layers 3 and
+ * 4 off nothing marks a payment under way: a charge that lands later is the next sweep's.
  */
 export async function settlePaymentNow(orderNo: string, now: () => number = Date.now): Promise<{ underWay: boolean }> {
-  const reconciled = await reconcileOrder(orderNo, { now, patience: 2 });
-  if (reconciled.kind === 'running' || reconciled.kind === 'waiting') return { underWay: true };
-  await recordFromSettlementReport({ orderNos: [orderNo], now }, now);
-  return { underWay: false };
+  await reconcileStalePayments({ orderNos: [orderNo], now });
+  const view = await readClaim(orderNo);
+  return { underWay: view !== undefined && view.recorded === undefined && claimOf(view) !== null };
 }
 
 /**

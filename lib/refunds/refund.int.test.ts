@@ -84,8 +84,9 @@ describe('refunds, from the pipeline', () => {
     const orderNo = await newOrder({ layers: only('bankKey'), faults: { crashAfterCharge: true } });
     await getDb().order.update({ where: { orderNo }, data: { owner: who } });
     const paying = pay({ orderNo, caller: who, channel: 'api', idempotencyKey: `pay-${orderNo}` }, testPayOptions());
+    // The bank charged; the books do not know it (the order PENDING: a sweep of another test's may record it first,
+    // so this is not asserted; on the code before, this refund was told "not paid").
     await expect(paying).rejects.toThrow(SimulatedCrash);
-    expect((await orderRow(orderNo)).status).toBe('PENDING'); // the bank charged; the books do not know it yet
     await setOrderLab(orderNo, { layers: only('bankKey'), faults: {} });
 
     expect(await ask(orderNo, who, 500, 'rq-behind')).toMatchObject({ kind: 'completed' });
@@ -111,7 +112,13 @@ describe('refunds, from the pipeline', () => {
     });
     expect(await getDb().refund.count({ where: { orderNo } })).toBe(0);
     await sleep(2 * claims.leaseMs + 100); // the sweep's patience: two leases
-    expect(await ask(orderNo, who, 500, 'rq-early')).toMatchObject({ kind: 'completed' });
+    // As a client would: again after a 409 (another test's sweep may be settling the same claim at that moment).
+    let answer = await ask(orderNo, who, 500, 'rq-early');
+    for (let tries = 0; answer.kind === 'payment_in_progress' && tries < 10; tries++) {
+      await sleep(200);
+      answer = await ask(orderNo, who, 500, 'rq-early');
+    }
+    expect(answer).toMatchObject({ kind: 'completed' });
     const [charge] = await listCharges(orderNo);
     expect(await orderRow(orderNo)).toMatchObject({ status: 'PAID', chargeId: charge?.id, refundedCents: 500 });
   });

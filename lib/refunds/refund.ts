@@ -165,7 +165,9 @@ async function orderFor(
     const { underWay } = await settlePaymentNow(request.orderNo, now);
     order = await readOrder(request.orderNo);
     if (!order) return undefined;
-    if (order.status !== 'PAID' || !order.chargeId) return { status: order.status, underWay };
+    // A claim taken since (the order PROCESSING or UNKNOWN now) is a payment under way too.
+    const claimed = order.status === 'PROCESSING' || order.status === 'UNKNOWN';
+    if (order.status !== 'PAID' || !order.chargeId) return { status: order.status, underWay: underWay || claimed };
   }
   const policy = await policySource().forOrder({ orderNo: request.orderNo, owner: order.owner, lab: order.lab });
   return { amountCents: order.amountCents, chargeId: order.chargeId, policy };
