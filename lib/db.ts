@@ -152,8 +152,8 @@ export type Composed<P> = { readonly name: string; readonly text: string; bind(v
 
 /**
  * A statement composed once, from a template whose values are named (`${slot.orderNo}`): its text is fixed, a name
- * used twice is one parameter (sent and parsed once), and a constant (a status of the transition table) is a
- * parameter of its own with the same value on every run. Prisma.sql composes it as the other statements are, once.
+ * used twice is one parameter (sent and parsed once), and any other value (a constant) is a parameter of its own
+ * with the same value on every run (a constant PostgreSQL should not parse on each run belongs in the text: Prisma.raw). Prisma.sql composes it as the other statements are, once.
  */
 export function composeOnce<P>(write: (slots: Slots<P>) => Prisma.Sql): Composed<P> {
   const slots = new Proxy({} as Slots<P>, { get: (_, name) => ({ [SLOT]: String(name) }) });

@@ -79,8 +79,8 @@ export const MUTANTS: Mutant[] = [
     name: 'an-event-per-record',
     breaks: 'the payment.paid event is written every time a charge is recorded, not once per charge (defect 5)',
     file: 'lib/defences/order-claim/store.ts',
-    from: 'SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, ${chargeId} FROM moved',
-    to: 'SELECT ${PAYMENT_PAID}, order_no, ${json}::jsonb, NULL FROM moved',
+    from: 'SELECT ${PAID_TOPIC}, order_no, ${json}::jsonb, ${chargeId} FROM moved',
+    to: 'SELECT ${PAID_TOPIC}, order_no, ${json}::jsonb, NULL FROM moved',
   },
   {
     name: 'decline-before-fence',
