@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordStatement } from '../../lib/defences/order-claim/store.ts';
 import { freshDatabase } from '../../scripts/lib/migrations.ts';
+import { explainByGenericPlan, scanUnderUpdate, sumOf } from './generic-plan.ts';
 
 const SETTLED = 20_000;
 const SETTLED_SINCE = 2_000;
@@ -73,42 +74,14 @@ describe(`${SETTLED_SINCE.toLocaleString('en')} payments settled since the last 
   });
 });
 
-/**
- * A statement run once (rolled back) by its generic plan: what the scan of idempotent_record under its update read
- * (buffers) and threw away (rows removed by its conditions), and the whole plan.
- */
+/** What a statement's scan of idempotent_record under its update read (buffers) and threw away, and the whole plan. */
 async function scanOfDedupRows(statement: {
   text: string;
   values: unknown[];
 }): Promise<{ scan: { removed: number; buffers: number }; plan: string }> {
-  await db.query('BEGIN');
-  try {
-    await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-    await db.query(`PREPARE recorded AS ${statement.text}`);
-    const args = statement.values.map((value) => (value === null ? 'NULL' : db.escapeLiteral(asText(value))));
-    const { rows } = await db.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE recorded(${args.join(', ')})`,
-    );
-    const lines = rows.map((row) => row['QUERY PLAN']);
-    const plan = lines.join('\n');
-    // The scan under "Update on idempotent_record", and its lines down to the next node (a bitmap's index scan included).
-    const update = lines.findIndex((line) => line.includes('Update on idempotent_record'));
-    const from = lines.findIndex((line, i) => i > update && / Scan .*on idempotent_record/.test(line));
-    if (update === -1 || from === -1) throw new Error(`no scan of idempotent_record under its update:\n${plan}`);
-    const to = lines.findIndex((line, i) => i > from && line.includes('->') && !line.includes('Bitmap Index Scan'));
-    const scanLines = lines.slice(from, to === -1 ? undefined : to).join('\n');
-    const count = (pattern: RegExp) => [...scanLines.matchAll(pattern)].reduce((sum, m) => sum + Number(m[1]), 0);
-    const removed = count(/Rows Removed by (?:Filter|Index Recheck): (\d+)/g);
-    const buffers = count(/shared hit=(\d+)/g) + count(/read=(\d+)/g);
-    return { scan: { removed, buffers }, plan };
-  } finally {
-    await db.query('ROLLBACK');
-  }
-}
-
-/** A value as node-postgres sends it: a date as its moment, an array as PostgreSQL's literal. */
-function asText(value: unknown): string {
-  if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) return `{${value.map((item) => `"${String(item).replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
-  return String(value);
+  const lines = await explainByGenericPlan(db, statement, { buffers: true });
+  const scan = scanUnderUpdate(lines, 'idempotent_record');
+  const removed = sumOf(scan, /Rows Removed by (?:Filter|Index Recheck): (\d+)/g);
+  const buffers = sumOf(scan, /shared hit=(\d+)/g) + sumOf(scan, /read=(\d+)/g);
+  return { scan: { removed, buffers }, plan: lines.join('\n') };
 }

@@ -25,14 +25,15 @@ import { type PaymentEvent, statusesAllowing, targetOf } from './transitions.ts'
 
 type Tx = Prisma.TransactionClient;
 
-// The transition table's statuses and the receipt's topic are constants: they are written into a statement's text
-// as literals, not sent as parameters, so that no run binds them or parses them again (with them so, and EXISTS
-// rather than counts at its end, the record costs PostgreSQL about 30 µs of CPU less a payment: decision 038).
+// A status the transition table moves an order to and the receipt's topic are constants: they are written into a
+// statement's text as literals, not sent as parameters bound and parsed on every run. The statuses a move is allowed
+// from are a parameter, though: written as literals, they let the planner weigh the sweep's index on (status,
+// claimed_at) against the order's key by the statistics, and where those were taken when every order was settled, a
+// claim walked every PENDING order (test/scale/stale-statistics.int.test.ts; decision 038).
 /** The status `event` moves an order to, as a literal. */
 const target = (event: PaymentEvent) => Prisma.raw(`'${targetOf(event)}'::payment_status`);
-const quoted = (status: string) => `'${status}'`;
-/** The statuses `event` may move an order from, as a literal list (`status IN ${allowing(...)}`). */
-const allowing = (event: PaymentEvent) => Prisma.raw(`(${statusesAllowing(event).map(quoted).join(', ')})`);
+/** The statuses `event` may move an order from, as a parameter (`status ${allowing(...)}`). */
+const allowing = (event: PaymentEvent) => Prisma.sql`= ANY(${statusesAllowing(event)}::payment_status[])`;
 /** The receipt's topic, as a literal. */
 const PAID_TOPIC = Prisma.raw(`'${PAYMENT_PAID}'`);
 
@@ -76,20 +77,23 @@ export async function claimOrder(
   now: Date,
   payer?: Payer,
 ): Promise<ClaimTaken> {
-  const claims = !layers.uniqueConstraint ? 'order' : layers.stateMachine ? 'orderAndRow' : 'row';
-  const statement = claimStatement({ claims, checksPayer: payer !== undefined });
+  const { statement, values } = claimStatementFor(layers, { orderNo, attemptId, now, ...payer });
   try {
-    const [claimed] = await hotPath().run<Array<{ fence: number }>, ClaimValues>(statement, {
-      orderNo,
-      attemptId,
-      now,
-      ...payer,
-    });
+    const [claimed] = await hotPath().run<Array<{ fence: number }>, ClaimValues>(statement, values);
     return claimed ? { fence: claimed.fence } : { refusedBy: 'stateMachine' };
   } catch (error) {
     if (layers.uniqueConstraint && isUniqueViolation(error)) return { refusedBy: 'uniqueConstraint' };
     throw error;
   }
+}
+
+/** claimOrder's statement and its values (test/scale/stale-statistics.int.test.ts runs its plan). */
+export function claimStatementFor(
+  layers: DatabaseLayers,
+  values: ClaimValues,
+): { statement: Composed<ClaimValues>; values: ClaimValues } {
+  const claims = !layers.uniqueConstraint ? 'order' : layers.stateMachine ? 'orderAndRow' : 'row';
+  return { statement: claimStatement({ claims, checksPayer: values.caller !== undefined }), values };
 }
 
 const claimStatement = composeEach(
@@ -113,7 +117,7 @@ function claimOrderState({ orderNo, attemptId, now }: Slots<ClaimValues>, payabl
     UPDATE orders
     SET status = ${target('claim')}, attempt_id = ${attemptId}, claimed_at = ${now},
         unknown_since = NULL, fence = fence + 1, first_fence = fence + 1, updated_at = now()
-    WHERE order_no = ${orderNo} AND status IN ${allowing('claim')} ${payable}
+    WHERE order_no = ${orderNo} AND status ${allowing('claim')} ${payable}
     RETURNING fence`;
 }
 
@@ -129,7 +133,7 @@ function claimOrderStateAndDedupRow({ orderNo, attemptId, now }: Slots<ClaimValu
       UPDATE orders
       SET status = ${target('claim')}, attempt_id = ${attemptId}, claimed_at = ${now},
           unknown_since = NULL, fence = fence + 1, first_fence = fence + 1, updated_at = now()
-      WHERE order_no = ${orderNo} AND status IN ${allowing('claim')} ${payable}
+      WHERE order_no = ${orderNo} AND status ${allowing('claim')} ${payable}
       RETURNING order_no, fence)
     INSERT INTO idempotent_record (biz_type, biz_no, owner, fence, first_fence, claimed_at)
     SELECT 'PAYMENT', order_no, ${attemptId}, fence, fence, ${now} FROM claim
@@ -178,7 +182,7 @@ export async function releaseClaim(hold: OrderHold): Promise<void> {
       UPDATE orders SET status = ${target('failedBeforeCharge')}, attempt_id = NULL, claimed_at = NULL,
         updated_at = now()
       WHERE order_no = ${hold.orderNo} AND attempt_id = ${hold.attemptId} AND fence = ${hold.fence}
-        AND status IN ${allowing('failedBeforeCharge')}
+        AND status ${allowing('failedBeforeCharge')}
       RETURNING 1)
     DELETE FROM idempotent_record
     WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo} AND owner = ${hold.attemptId} AND fence = ${hold.fence}
@@ -196,7 +200,7 @@ export async function keepClaimUnknown(hold: OrderHold, now: Date): Promise<void
       UPDATE orders SET status = ${target('timedOut')}, attempt_id = NULL, unknown_since = ${now},
         updated_at = now()
       WHERE order_no = ${hold.orderNo} AND attempt_id = ${hold.attemptId} AND fence = ${hold.fence}
-        AND status IN ${allowing('timedOut')}
+        AND status ${allowing('timedOut')}
       RETURNING 1)
     UPDATE idempotent_record SET owner = NULL, unknown_since = ${now}
     WHERE biz_type = 'PAYMENT' AND biz_no = ${hold.orderNo} AND owner = ${hold.attemptId} AND fence = ${hold.fence}
@@ -266,7 +270,7 @@ const recordStatementOf = composeEach(
     // Layer 3 guards the order with the claim. Without it the write is unguarded, but a decline never lands on
     // a charge: a stale attempt's DECLINED must not overwrite another attempt's PAID.
     const guard = stateMachine
-      ? Prisma.sql`${claimed(Prisma.sql`attempt_id`)} AND status IN ${allowing(event)}`
+      ? Prisma.sql`${claimed(Prisma.sql`attempt_id`)} AND status ${allowing(event)}`
       : status === 'DECLINED'
         ? Prisma.sql`AND status <> 'PAID'`
         : Prisma.empty;
@@ -485,7 +489,7 @@ export async function settleClaim(hold: OrderHold, outcome: PaymentOutcome & { s
         UPDATE orders SET status = ${target('reconciledCharged')}, charge_id = ${outcome.chargeId},
           paid_at = ${new Date(outcome.paidAt)}, attempt_id = NULL, claimed_at = NULL, unknown_since = NULL,
           updated_at = now()
-        WHERE order_no = ${hold.orderNo} AND status IN ${allowing('reconciledCharged')}
+        WHERE order_no = ${hold.orderNo} AND status ${allowing('reconciledCharged')}
         RETURNING order_no AS "orderNo"`;
       if (current.row) {
         await tx.$executeRaw`
