@@ -1,9 +1,10 @@
 // The refund worker against the real Redis stream and PostgreSQL: a consumer dies after refunding and before its
 // ack; the message is delivered again (at-least-once), with the same request id, and the refund's defences answer
-// it with the first outcome. With every defence off, the redelivery refunds again: the lesson the lab shows.
+// it with the first outcome. With every defence off, the redelivery refunds again: the lesson the lab shows. An
+// answer that says "not now" leaves the message pending: it is delivered again until the refund is made.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ALL_OFF, ALL_ON, newOrder, testPayOptions } from '../../test/payments.ts';
+import { ALL_OFF, ALL_ON, newOrder, SimulatedCrash, setOrderLab, sleep, testPayOptions } from '../../test/payments.ts';
 import { getDb } from '../db.ts';
 import type { Layers } from '../lab/settings.ts';
 import { pay } from '../payments/pay.ts';
@@ -45,6 +46,36 @@ describe('the refund worker', () => {
     expect(first).toBe('died');
     expect(again.map((d) => [d.redelivered, d.result?.kind])).toEqual([[true, 'duplicate']]);
     expect(await refundsOf(orderNo)).toHaveLength(1);
+  });
+
+  it('a refund told "payment in progress" is left pending, and delivered again until the refund is made', async () => {
+    const caller = clientScope(`worker-${randomUUID().slice(0, 8)}`);
+    // The payment charges, then its process dies: its claim stays held (the sweep takes it over after two leases).
+    const claims = { leaseMs: 1_000 };
+    const orderNo = await newOrder({ layers: ALL_ON, faults: { crashAfterCharge: true }, claims });
+    await getDb().order.update({ where: { orderNo }, data: { owner: caller } });
+    const paying = pay({ orderNo, caller, channel: 'api', idempotencyKey: `pay-${orderNo}` }, testPayOptions());
+    await expect(paying).rejects.toThrow(SimulatedCrash);
+    await setOrderLab(orderNo, { layers: ALL_ON, faults: {}, claims });
+    await ensureRefundsGroup();
+    const id = await enqueueRefund({ requestId: `rq-${orderNo}`, orderNo, amountCents: 500, caller });
+    const mine = (deliveries: RefundDelivery[]) =>
+      deliveries.filter((d) => d.id === id).map((d) => [d.redelivered, d.result?.kind, d.later]);
+
+    expect(mine(await consumeRefunds('worker-a', { blockMs: 100 }))).toEqual([[false, 'payment_in_progress', true]]);
+    // Left pending, not acknowledged: a consumer that takes over what waited delivers it again (as the worker's loop
+    // does every round), told "not now" while the payment is being settled, until the refund is made.
+    let again = mine(await consumeRefunds('worker-b', { blockMs: 100, reclaimIdleMs: 0 }));
+    expect(again).toEqual([[true, 'payment_in_progress', true]]);
+    await sleep(2 * claims.leaseMs + 100); // the sweep's patience: two leases
+    for (let round = 0; round < 20 && again[0]?.[1] !== 'completed'; round++) {
+      again = mine(await consumeRefunds('worker-b', { blockMs: 100, reclaimIdleMs: 0 }));
+      if (again[0]?.[1] !== 'completed') await sleep(200);
+    }
+    expect(again).toEqual([[true, 'completed', false]]);
+    expect(await refundsOf(orderNo)).toHaveLength(1);
+    // Acknowledged now: never delivered again.
+    expect(mine(await consumeRefunds('worker-c', { blockMs: 100, reclaimIdleMs: 0 }))).toEqual([]);
   });
 
   it('with every defence off, the redelivery refunds again', async () => {

@@ -3,7 +3,8 @@ import 'server-only';
 // (XADD), its request id in it, made and kept before sending; a consumer group reads them (XREADGROUP), runs the
 // refund pipeline and acknowledges (XACK). A consumer that dies before its ack leaves the message pending; another
 // takes it over (XAUTOCLAIM) and it is delivered again: at-least-once. The redelivery carries the same request id,
-// so the refund's defences answer it with the first outcome: no second refund.
+// so the refund's defences answer it with the first outcome: no second refund. An answer that says "not now" is not
+// acknowledged either: the message stays pending and is delivered again, as a client retries a 409 or a 503.
 import { z } from 'zod';
 import { ensureGroup, readDeliveries } from '../events/consumer-group.ts';
 import { getRedis } from '../redis.ts';
@@ -47,8 +48,20 @@ export async function ensureRefundsGroup(): Promise<void> {
   await ensureGroup(getRedis(), REFUNDS_STREAM, REFUNDS_GROUP);
 }
 
-/** One delivery of a message, and what the pipeline answered it (a malformed message is acknowledged and dropped). */
-export type RefundDelivery = { id: string; redelivered: boolean; result?: RefundResult };
+/**
+ * One delivery of a message, and what the pipeline answered it (a malformed message is acknowledged and dropped).
+ * `later`: the answer was "not now", and the message is left pending, to be delivered again.
+ */
+export type RefundDelivery = { id: string; redelivered: boolean; result?: RefundResult; later: boolean };
+
+/**
+ * The answers that say "not now": the refund's claim is another delivery's (its lease not yet run out), the bank
+ * failed before refunding (nothing moved), the order's payment is under way or in doubt. Acknowledged, the refund
+ * the back office asked for would never be made; left pending, the message is taken over (by this consumer or
+ * another) once it has been pending REFUND_RECLAIM_IDLE_MS, and delivered again with the same request id. Every
+ * other answer is final: the refund made or refused, its first outcome, an order that cannot be refunded.
+ */
+const NOT_NOW: ReadonlySet<RefundResult['kind']> = new Set(['in_progress', 'failed_retryable', 'payment_in_progress']);
 
 /**
  * One round of the consumer: first the messages other consumers left pending too long, then new ones. `beforeAck`
@@ -78,9 +91,19 @@ export async function consumeRefunds(
   });
   const done: RefundDelivery[] = [];
   for (const { id, fields, redelivered } of deliveries) {
-    const delivery: RefundDelivery = { id, redelivered, result: await deliver(id, fields) };
+    const result = await deliver(id, fields);
+    const delivery: RefundDelivery = {
+      id,
+      redelivered,
+      result,
+      later: result !== undefined && NOT_NOW.has(result.kind),
+    };
     await options.beforeAck?.(delivery);
-    await redis.xack(REFUNDS_STREAM, REFUNDS_GROUP, id);
+    if (delivery.later) {
+      if (!redelivered) console.log(`[refunds] message ${id}: ${result?.kind}, delivered again later`);
+    } else {
+      await redis.xack(REFUNDS_STREAM, REFUNDS_GROUP, id);
+    }
     done.push(delivery);
   }
   return done;
