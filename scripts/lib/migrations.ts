@@ -32,6 +32,18 @@ export async function freshDatabase(serverUrl: string, name: string): Promise<st
   return url.toString();
 }
 
+/** Drops the database of `databaseUrl` (one freshDatabase made) from the server of `serverUrl`. */
+export async function dropDatabase(serverUrl: string, databaseUrl: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    const name = new URL(databaseUrl).pathname.slice(1);
+    await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
 /** Drops everything in the database, then applies every migration (what `prisma migrate reset` does). */
 export async function resetDatabase(databaseUrl: string): Promise<string[]> {
   await withSchemaEngine(databaseUrl, (engine) => engine.reset({ filter: NO_FILTER }));

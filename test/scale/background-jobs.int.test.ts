@@ -6,7 +6,7 @@
 // leaves, and what the index walks past). Issue 30: cost as data grows.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase } from '../../scripts/lib/migrations.ts';
+import { dropDatabase, freshDatabase } from '../../scripts/lib/migrations.ts';
 import { fillSettledOrders, settle } from '../../scripts/lib/scale/fill.ts';
 import { JOBS, runJob, type TableReads } from '../../scripts/lib/scale/reads.ts';
 
@@ -34,12 +34,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  if (!env) return;
-  const name = new URL(String(env.DATABASE_URL)).pathname.slice(1);
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
-  await admin.end();
+  if (env) await dropDatabase(String(process.env.DATABASE_URL), String(env.DATABASE_URL));
 });
 
 /** The tables of at least 100,000 rows the job read more than 1% of: `table: rows read of rows`. */

@@ -9,7 +9,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimStatementFor, recordStatement } from '../../lib/defences/order-claim/store.ts';
-import { freshDatabase } from '../../scripts/lib/migrations.ts';
+import { dropDatabase, freshDatabase } from '../../scripts/lib/migrations.ts';
 import { explainByGenericPlan, scanUnderUpdate, sumOf } from './generic-plan.ts';
 
 const SETTLED = 20_000;
@@ -40,11 +40,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.end();
-  if (!url) return;
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(new URL(url).pathname.slice(1))} WITH (FORCE)`);
-  await admin.end();
+  if (url) await dropDatabase(String(process.env.DATABASE_URL), url);
 });
 
 describe(`${FRESH.toLocaleString('en')} fresh orders since the statistics of ${SETTLED.toLocaleString('en')} settled ones`, () => {
