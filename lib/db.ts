@@ -152,8 +152,9 @@ export type Composed<P> = { readonly name: string; readonly text: string; bind(v
 
 /**
  * A statement composed once, from a template whose values are named (`${slot.orderNo}`): its text is fixed, a name
- * used twice is one parameter (sent and parsed once), and any other value (a constant) is a parameter of its own
- * with the same value on every run (a constant PostgreSQL should not parse on each run belongs in the text: Prisma.raw). Prisma.sql composes it as the other statements are, once.
+ * used twice is one parameter (sent and parsed once), and any other value (a constant) is a parameter of its own,
+ * with the same value on every run; a constant PostgreSQL need not bind on every run goes into the text instead
+ * (Prisma.raw), unless the planner would weigh it by statistics. Prisma.sql composes it as the others are, once.
  */
 export function composeOnce<P>(write: (slots: Slots<P>) => Prisma.Sql): Composed<P> {
   const slots = new Proxy({} as Slots<P>, { get: (_, name) => ({ [SLOT]: String(name) }) });

@@ -169,7 +169,7 @@ event) are one SQL statement each, sent by node-postgres without Prisma's reques
 less per statement) or its adapter's layers (a dozen promises less per payment: decision 037), and prepared: each
 connection parses and plans them once (the ideal's own two are prepared too, so that the ratio compares like with
 like), composed once for each shape they take (a payment binds only its values, a value named twice is sent once),
-with the transition table's statuses written into their text (not bound and parsed on every run); what is absent (the race explorer's hooks, the fault points with the lab off) is not awaited; the order is no longer read before the claim (its facts come from Redis: a
+with the status each moves the order to written into their text (not bound and parsed on every run); what is absent (the race explorer's hooks, the fault points with the lab off) is not awaited; the order is no longer read before the claim (its facts come from Redis: a
 PostgreSQL round trip costs several times a Redis one on this machine); the timeline stores each step's reason
 and words it in English only when read, one stream entry for all the payments of 25 ms; the lab's settings are
 cached for 250 ms; the Host check no longer lists the network interfaces on every request; ids are cut from a
