@@ -2,6 +2,7 @@ import 'server-only';
 // What the lab makes of a payment: the policy each order runs under (its owner's lab, or the global one,
 // overridden by the order's own settings), and the lab's faults at the pipeline's named fault points. The
 // pipeline asks lib/payments/policy.ts; the lab registered this as its answer (register.ts).
+import { madeWithoutSettings } from '../payments/order-no.ts';
 import type { FaultPoints, PaymentPolicy, PolicySource } from '../payments/policy.ts';
 import { decide, reason } from '../telemetry/spans.ts';
 import type { Faults, LabSettings } from './settings.ts';
@@ -97,15 +98,25 @@ export function policyOf(settings: LabSettings, faults: FaultPoints): PaymentPol
  * only that attempt, and only the global lab's, which the presenter alone changes, stops the process.
  */
 export function labPolicySource(crash: Crash, flush: () => Promise<void>, shared = false): PolicySource {
+  const forOrder: PolicySource['forOrder'] = async ({ owner, lab }) => {
+    // An attendee's own lab (a browser session's) for the orders it created; the global one otherwise.
+    const ownLab = owner?.startsWith('s.') ?? false;
+    const ownersLab = ownLab ? await getLabSettingsFor(owner as string) : await getLabSettings();
+    const settings = settingsForOrder(ownersLab, lab);
+    const presenters = (fault: CrashFault) => !ownLab && ownersLab.faults[fault];
+    const crashFor = (fault: CrashFault) => (shared && !presenters(fault) ? crashThisAttempt : crash);
+    return policyOf(settings, labFaultPoints(settings.faults, crashFor, flush));
+  };
   return {
-    async forOrder({ owner, lab }) {
-      // An attendee's own lab (a browser session's) for the orders it created; the global one otherwise.
-      const ownLab = owner?.startsWith('s.') ?? false;
-      const ownersLab = ownLab ? await getLabSettingsFor(owner as string) : await getLabSettings();
-      const settings = settingsForOrder(ownersLab, lab);
-      const presenters = (fault: CrashFault) => !ownLab && ownersLab.faults[fault];
-      const crashFor = (fault: CrashFault) => (shared && !presenters(fault) ? crashThisAttempt : crash);
-      return policyOf(settings, labFaultPoints(settings.faults, crashFor, flush));
+    forOrder,
+    /**
+     * A service (X-Client-Id) may pay only the orders it owns or nobody owns (a session the owner lets in is a
+     * browser's): orders of the global lab. One whose number says it has no settings of its own runs under that
+     * lab, told without reading the order (pay.ts's `checkAtClaim`). Anything else is read first.
+     */
+    async forCaller(caller, orderNo) {
+      if (!caller.startsWith('c.') || !madeWithoutSettings(orderNo)) return undefined;
+      return forOrder({ orderNo, owner: null, lab: null });
     },
     leaseMs: async () => (await getLabSettings()).claims.leaseMs,
   };

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chargeCount, testPayOptions } from '../../test/payments.ts';
 import { getDb } from '../db.ts';
 import { getRedis } from '../redis.ts';
-import { clientScope } from '../session.ts';
+import { clientScope, sessionScope } from '../session.ts';
 import { orderFactsKey, recallOrderFacts } from './order-facts.ts';
 import { createOrder } from './orders.ts';
 import { pay } from './pay.ts';
@@ -22,7 +22,9 @@ describe('an order’s facts in Redis (real PostgreSQL and Redis)', () => {
   });
 
   it('answer a payment in place of the row while they are kept; without them, or for another caller, the row does', async () => {
-    const owner = clientScope('facts-payer');
+    // A browser's session paying through the API: its policy is told by the order's owner, read first (a service
+    // paying an order made without settings of its own reads nothing first: lib/lab/policy.int.test.ts).
+    const owner = sessionScope('facts-payer');
     const pays = (orderNo: string, caller = owner) =>
       pay({ orderNo, caller, channel: 'api', idempotencyKey: `k-${orderNo}`, amountCents: 4_200 }, testPayOptions());
     const order = await createOrder({}, owner);
@@ -37,7 +39,7 @@ describe('an order’s facts in Redis (real PostgreSQL and Redis)', () => {
     // Another caller: the facts say whose it is, and the row is asked (it may have let that caller in).
     const theirs = await createOrder({}, owner);
     await until(async () => (await recallOrderFacts(theirs.orderNo)) !== undefined);
-    expect((await pays(theirs.orderNo, clientScope('someone-else'))).kind).toBe('order_not_found');
+    expect((await pays(theirs.orderNo, sessionScope('someone-else'))).kind).toBe('order_not_found');
     expect(await chargeCount(theirs.orderNo)).toBe(0);
     expect((await getDb().order.findUniqueOrThrow({ where: { orderNo: theirs.orderNo } })).status).toBe('PENDING');
   });

@@ -60,9 +60,11 @@ export type NewOrder = { amountCents?: number; lab?: Prisma.InputJsonObject };
 
 export async function createOrder(input: NewOrder, owner?: CallerScope): Promise<OrderSummary> {
   const joinCode = owner ? randomBytes(16).toString('base64url') : null;
+  const settingsOfItsOwn = Boolean(input.lab);
   const order = await getDb().order.create({
     data: {
-      orderNo: newOrderNo(),
+      // Its number says whether it has settings of its own (order-no.ts).
+      orderNo: newOrderNo(settingsOfItsOwn),
       amountCents: input.amountCents ?? DEFAULT_AMOUNT_CENTS,
       ...(input.lab ? { lab: input.lab } : {}),
       owner: owner ?? null,
@@ -71,7 +73,7 @@ export async function createOrder(input: NewOrder, owner?: CallerScope): Promise
     select: { orderNo: true, amountCents: true, status: true },
   });
   // Its facts for its payments, unless it has settings of its own: those are read from the row (order-facts.ts).
-  if (!input.lab) rememberOrderFacts(order.orderNo, { amountCents: order.amountCents, owner: owner ?? null });
+  if (!settingsOfItsOwn) rememberOrderFacts(order.orderNo, { amountCents: order.amountCents, owner: owner ?? null });
   // The link that lets another session of the customer pay it too (the owner gives it out).
   const checkoutUrl = `/checkout/${order.orderNo}${joinCode ? `?join=${joinCode}` : ''}`;
   return { ...order, checkoutUrl };

@@ -180,7 +180,8 @@ type OrderToPay = { amountCents: number; policy: PaymentPolicy; checkAtClaim: bo
 
 /**
  * The order, if this caller may pay it, with the policy it runs under. Or, for an API call that states its
- * amount under a policy that does not depend on the order (the lab off), the stated amount, to be checked by the
+ * amount under a policy known without reading the order (the lab off; the lab on, for a service paying an
+ * order made without settings of its own), the stated amount, to be checked by the
  * database's claim: the owner and the amount never change, so the claim's own statement can check them, and the
  * payment saves the round trip that would read them first (bench/results.md, section 1).
  */
@@ -200,13 +201,14 @@ async function orderFor(request: PayRequest, span: Span): Promise<OrderToPay | u
 }
 
 /**
- * An API call that states its amount, without a page's token, under a policy that holds for every order of its
- * caller and claims the order in the database (layer 3 or 4): nothing before that claim depends on the order,
- * so it is not read first. Layer 2 keys it by what it states, as it would anyway.
+ * An API call that states its amount, without a page's token, under a policy its policy source tells without
+ * reading the order, which claims the order in the database (layer 3 or 4): nothing before that claim depends on
+ * the order, so it is not read first. Layer 2 keys it by what it states, as it would anyway.
  */
-async function checkedAtClaim({ amountCents, checkoutToken, caller }: PayRequest): Promise<OrderToPay | undefined> {
+async function checkedAtClaim(request: PayRequest): Promise<OrderToPay | undefined> {
+  const { amountCents, checkoutToken, caller, orderNo } = request;
   if (amountCents === undefined || checkoutToken !== undefined) return undefined;
-  const policy = await policySource().forCaller?.(caller);
+  const policy = await policySource().forCaller?.(caller, orderNo);
   if (!policy || !claimsTheOrder(policy.layers)) return undefined;
   return { amountCents, policy, checkAtClaim: true };
 }

@@ -56,11 +56,12 @@ export type OrderRef = { orderNo: string; owner: string | null; lab: unknown };
 export type PolicySource = {
   forOrder(order: OrderRef): Promise<PaymentPolicy>;
   /**
-   * The policy of every order this caller pays, when it does not depend on the order (no lab: always the
-   * default), else undefined. With it, an API call that states its amount need not read the order before the
-   * defences: the database's claim checks the owner and the amount (pay.ts, `checkAtClaim`).
+   * The policy of this order when this caller pays it, if it can be told without reading the order (no lab:
+   * always the default; the lab: its global settings, for a service paying an order whose number says it has no
+   * settings of its own), else undefined. With it, an API call that states its amount need not read the order
+   * before the defences: the database's claim checks the owner and the amount (pay.ts, `checkAtClaim`).
    */
-  forCaller?(caller: CallerScope): Promise<PaymentPolicy | undefined>;
+  forCaller?(caller: CallerScope, orderNo: string): Promise<PaymentPolicy | undefined>;
   /** The lease of an order with no settings of its own (the reconciler's sweep finds dead claims with it). */
   leaseMs(): Promise<number>;
 };

@@ -1,25 +1,19 @@
 // The benchmark's drive: orders made by SQL, autocannon's load against a route, the app stopped.
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { encodeOrderFacts, ORDER_FACTS_TTL_MS, orderFactsKey } from '../../../lib/payments/order-facts.ts';
+import { newOrderNo } from '../../../lib/payments/order-no.ts';
 import { BASE, CONNECTIONS, type Load, log, SECONDS, WARMUP_SECONDS } from './plan.ts';
-
-export function orderNo(): string {
-  const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
-  let suffix = '';
-  for (const byte of randomBytes(16)) suffix += alphabet[byte % 32];
-  return `ord_${suffix}`;
-}
 
 /**
  * Pending orders, inserted in bulk (the benchmark measures payments, not order creation). As the app's own
- * createOrder does, an order with no settings of its own gets its facts in Redis (lib/payments/order-facts.ts).
+ * createOrder does, an order's number says whether it has settings of its own (lib/payments/order-no.ts), and one
+ * with none gets its facts in Redis (lib/payments/order-facts.ts).
  */
 export async function createOrders(db: pg.Pool, redis: Redis, count: number, lab: unknown): Promise<string[]> {
-  const numbers = Array.from({ length: count }, orderNo);
+  const numbers = Array.from({ length: count }, () => newOrderNo(lab !== null));
   for (let i = 0; i < numbers.length; i += 5_000) {
     await db.query(
       `INSERT INTO orders (order_no, amount_cents, status, lab, updated_at)

@@ -183,7 +183,7 @@ export function planOrders(random: () => number, count: number): PlannedOrder[] 
   return Array.from({ length: count }, () => {
     const fault = pickFault(random);
     const faults = faultsFor(fault, random);
-    return { orderNo: newOrderNo(), fault, faults, configuration: pickConfiguration(random) };
+    return { orderNo: newOrderNo(true), fault, faults, configuration: pickConfiguration(random) };
   });
 }
 
