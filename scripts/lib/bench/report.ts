@@ -157,10 +157,11 @@ Math.random, which Next.js wraps, four times a trace id: about 0.4% more), and e
 streams it goes to. The same profile shows where a round trip's cost lies on this machine: the order's facts' \`GET\`
 spends about 100 µs of its 136 µs of CPU in the socket's write. With the
 lab alone, the spans' provider is the payment tracer's own, not OpenTelemetry's global one: Next.js traces every
-request once a global provider is set, which cost about 40 µs of CPU a payment here. What remains between the pipeline and the ideal: with the lab on, one more Redis round trip (the order's facts, its amount and
-owner, kept in Redis when it was created: with the lab's settings they decide what runs; with the lab off, an API
-payment that states its amount does not read them, and its claim's statement checks that the caller may pay the
-order at that amount: the ideal's round trips, section 4), Lua scripts where the
+request once a global provider is set, which cost about 40 µs of CPU a payment here. What remains between the pipeline and the ideal: with the lab on, its spans and timeline (the order's facts, a third Redis
+round trip, are no longer read: an API payment that states its amount, with the lab off, or with it on from a
+service for an order whose number says it has no settings of its own, runs under a policy known without them, and
+its claim's statement checks that the caller may pay the order at that amount: the ideal's round trips, section 4;
+decision 036), Lua scripts where the
 ideal sends bare \`SET\`s (the claim's fencing token, the owner check before completing), layer 2's fingerprint and
 records, and each defence's steps and promises (the route's own checks are the ideal's too). How the gap was closed: the
 first version, with model queries and interactive transactions, made 11 database round trips per payment and ran
@@ -216,19 +217,20 @@ Redis counts the commands a Lua script runs as well: a payment's \`get\`, \`time
 \`TIME\` for its fencing token and \`SET\`) and the completion's owner check (\`GET\`, then \`SET\`), inside its two
 \`evalsha\` calls; the completion also \`PUBLISH\`es on the key's name, for a duplicate that waits (\`Prefer: wait\`;
 nobody listens here). Seen from the app, a payment makes
-3 Redis round trips and a share of a fourth (the order's facts, the two scripts, and one pipeline for the lab's
+2 Redis round trips and a share of a third (the two scripts, and one pipeline for the lab's
 timeline for all the payments that finished within 25 ms: an \`XADD\` to the room's stream, and an \`XADD\` and a
 \`PEXPIRE\` to each viewer's own; the lab's settings come from the 250 ms cache) and 3
 database round trips (claim the order with its dedup row; the bank's charge, with its fencing token and key;
 record the outcome with the dedup row's copy and the outbox event). The minimum the design needs is 2 and 3: the
-ideal's. The extra Redis round trip is the order's facts (they decide, with the lab's settings, what runs; read
-from the row before, that cost about 0.05 of the ratio to the ideal); the extra share is the lab. With the lab off
-(the row below it) the facts are not read: nothing before the claim depends on the order then, so the claim's own
-statement checks the owner and the amount, which never change, and only a claim refused reads the order (to say
-"no such order" or the amount, and before any recovery, so that nobody learns of another's payment). An order with
-settings of its own (the scenarios') reads its row instead: one database round trip more. A replay costs the
-facts and one script, and no database round trip; a duplicate with another key is stopped by the claim statement
-and then reads the order and its dedup row (the reconciler's look at the claim it met).
+ideal's; the extra share is the lab. The order's facts are not read: a service (X-Client-Id) pays only orders
+of the global lab, and the order's number says it was made without settings of its own (\`ord_u…\`), so its
+policy is known and nothing before the claim depends on the order; the claim's own statement checks the owner and
+the amount, which never change, and only a claim refused reads the order (to say "no such order" or the amount,
+and before any recovery, so that nobody learns of another's payment: decision 036). A browser's payment reads the
+order's facts first (one Redis round trip more: its owner's lab may be an attendee's), and an order with settings
+of its own (the scenarios') its row: one database round trip more. A replay costs one script and no database
+round trip; a duplicate with another key is stopped by the claim statement and then reads the order and its dedup
+row (the reconciler's look at the claim it met).
 
 A refund has not had the payment's tuning (decision 024): it reads its order from the row (who may refund it, that it
 is paid, its charge), records the refund as asked for before claiming it (the claim puts its amount on the ledger in
