@@ -2,14 +2,16 @@
 // without settings of its own runs under the global lab and is checked at its claim, with nothing read before it;
 // any other order is read first, and one with settings of its own is paid under them. On real PostgreSQL and Redis.
 import { describe, expect, it } from 'vitest';
-import { chargeCount, newOrder, testPayOptions } from '../../test/payments.ts';
+import { chargeCount, newOrder, setOrderLab, testPayOptions } from '../../test/payments.ts';
 import { getPool } from '../db.ts';
 import { orderFactsKey } from '../payments/order-facts.ts';
+import { newOrderNo } from '../payments/order-no.ts';
 import { createOrder } from '../payments/orders.ts';
 import { pay } from '../payments/pay.ts';
 import { policySource } from '../payments/policy.ts';
 import { getRedis } from '../redis.ts';
 import { type CallerScope, clientScope, sessionScope } from '../session.ts';
+import { resetLabSettings, updateLabSettings } from './settings-store.ts';
 
 const service = () => clientScope(`service-${Math.random().toString(36).slice(2)}`);
 const api = (orderNo: string, caller: CallerScope, idempotencyKey: string) =>
@@ -53,5 +55,23 @@ describe('the lab’s policy for a service’s payment', () => {
     // Another key: layer 3 stops it, and the order's own settings say a duplicate is told an error.
     expect((await api(orderNo, caller, 'second')).kind).toBe('duplicate_refused');
     expect(await chargeCount(orderNo)).toBe(1);
+  });
+
+  it('reads the order first under the release rule that never gives a key back', async () => {
+    await updateLabSettings({ claims: { release: 'never' } });
+    try {
+      // An order that does not exist: told so each time, not "in progress" by the key its first request kept.
+      const missing = newOrderNo(false);
+      const caller = service();
+      expect((await api(missing, caller, 'k')).kind).toBe('order_not_found');
+      expect((await api(missing, caller, 'k')).kind).toBe('order_not_found');
+    } finally {
+      await resetLabSettings();
+    }
+  });
+
+  it('an order numbered without settings of its own cannot be given any', async () => {
+    const { orderNo } = await createOrder({});
+    await expect(setOrderLab(orderNo, { answers: { duplicate: 'error' } })).rejects.toThrow();
   });
 });

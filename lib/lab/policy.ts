@@ -116,7 +116,10 @@ export function labPolicySource(crash: Crash, flush: () => Promise<void>, shared
      */
     async forCaller(caller, orderNo) {
       if (!caller.startsWith('c.') || !madeWithoutSettings(orderNo)) return undefined;
-      return forOrder({ orderNo, owner: null, lab: null });
+      const policy = await forOrder({ orderNo, owner: null, lab: null });
+      // Under the rule that never gives a key back, a key claimed for an order its claim then refuses (a typo,
+      // another's order) would stay held: its retries told "in progress", where a read first tells them 404.
+      return policy.release === 'never' ? undefined : policy;
     },
     leaseMs: async () => (await getLabSettings()).claims.leaseMs,
   };
