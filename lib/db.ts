@@ -2,6 +2,7 @@ import 'server-only';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { DriverAdapterError } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
+import { prepareValue } from 'pg/lib/utils.js';
 import { env, requireEnv } from './env.ts';
 import { Prisma, PrismaClient } from './generated/prisma/client.ts';
 
@@ -166,7 +167,11 @@ export function composeOnce<P>(write: (slots: Slots<P>) => Prisma.Sql): Composed
     const slot = (value as Partial<Slot> | null)?.[SLOT];
     let number = slot === undefined ? undefined : numberOf.get(slot);
     if (number === undefined) {
-      number = bound.push(slot === undefined ? { constant: value } : { slot });
+      // A constant goes as node-postgres would write it on every run, written once (an array's text literal:
+      // node-postgres would escape each of its elements again each time).
+      number = bound.push(
+        slot === undefined ? { constant: Array.isArray(value) ? prepareValue(value) : value } : { slot },
+      );
       if (slot !== undefined) numberOf.set(slot, number);
     }
     text += `$${number}${strings[i + 1]}`;

@@ -59,6 +59,17 @@ export const DEFAULT_LEASE_MS = 30_000;
 
 /** The switches a request ran under, as the room's view counts them ("defences on: 0 1 2 3 4 5"): "0 1 2", "none". */
 export function defencesOn(layers: Layers): string {
-  const on = (['pendingUi', ...LAYERS] as const).flatMap((layer, number) => (layers[layer] ? [number] : []));
-  return on.length > 0 ? on.join(' ') : 'none';
+  // Every payment's "received" says it (with the lab on): made once for each of the 64 combinations.
+  let bits = 0;
+  for (let number = 0; number < NUMBERED.length; number++)
+    if (layers[NUMBERED[number] as keyof Layers]) bits |= 1 << number;
+  let said = saidOf.get(bits);
+  if (said === undefined) {
+    const on = NUMBERED.flatMap((layer, number) => (layers[layer] ? [number] : []));
+    said = on.length > 0 ? on.join(' ') : 'none';
+    saidOf.set(bits, said);
+  }
+  return said;
 }
+const NUMBERED = ['pendingUi', ...LAYERS] as const;
+const saidOf = new Map<number, string>();

@@ -70,6 +70,22 @@ describe('the lab’s policy for a service’s payment', () => {
     }
   });
 
+  it('follows the global lab: a change of its switches reaches the next payment', async () => {
+    const caller = service();
+    const orderNo = newOrderNo(false);
+    const source = policySource();
+    const before = await source.forCaller?.(caller, orderNo);
+    expect(before?.layers.bankKey).toBe(true);
+    await updateLabSettings({ layers: { bankKey: false } });
+    try {
+      const after = await source.forCaller?.(caller, orderNo);
+      expect(after?.layers.bankKey).toBe(false);
+    } finally {
+      await resetLabSettings();
+    }
+    expect((await source.forCaller?.(caller, orderNo))?.layers.bankKey).toBe(true);
+  });
+
   it('an order numbered without settings of its own cannot be given any', async () => {
     const { orderNo } = await createOrder({});
     await expect(setOrderLab(orderNo, { answers: { duplicate: 'error' } })).rejects.toThrow();

@@ -98,14 +98,26 @@ export function policyOf(settings: LabSettings, faults: FaultPoints): PaymentPol
  * only that attempt, and only the global lab's, which the presenter alone changes, stops the process.
  */
 export function labPolicySource(crash: Crash, flush: () => Promise<void>, shared = false): PolicySource {
+  const policyFor = (ownersLab: LabSettings, settings: LabSettings, ownLab: boolean) => {
+    const presenters = (fault: CrashFault) => !ownLab && ownersLab.faults[fault];
+    const crashFor = (fault: CrashFault) => (shared && !presenters(fault) ? crashThisAttempt : crash);
+    return policyOf(settings, labFaultPoints(settings.faults, crashFor, flush));
+  };
+  // The global lab's policy, made once for each reading of its settings (they are read again every 250 ms at
+  // most: settings-store.ts): most payments run under it, and a policy keeps nothing of a payment.
+  const globalPolicies = new WeakMap<LabSettings, PaymentPolicy>();
   const forOrder: PolicySource['forOrder'] = async ({ owner, lab }) => {
     // An attendee's own lab (a browser session's) for the orders it created; the global one otherwise.
     const ownLab = owner?.startsWith('s.') ?? false;
     const ownersLab = ownLab ? await getLabSettingsFor(owner as string) : await getLabSettings();
     const settings = settingsForOrder(ownersLab, lab);
-    const presenters = (fault: CrashFault) => !ownLab && ownersLab.faults[fault];
-    const crashFor = (fault: CrashFault) => (shared && !presenters(fault) ? crashThisAttempt : crash);
-    return policyOf(settings, labFaultPoints(settings.faults, crashFor, flush));
+    if (ownLab || settings !== ownersLab) return policyFor(ownersLab, settings, ownLab);
+    let policy = globalPolicies.get(settings);
+    if (!policy) {
+      policy = policyFor(ownersLab, settings, false);
+      globalPolicies.set(settings, policy);
+    }
+    return policy;
   };
   return {
     forOrder,

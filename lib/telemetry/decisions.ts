@@ -25,6 +25,9 @@ export type Reason = { key: ReasonKey; values?: Record<string, string> };
 export function reason(key: ReasonKey, values?: Record<string, string | number | undefined>): Reason {
   if (!values) return { key };
   const written: Record<string, string> = {};
-  for (const [name, value] of Object.entries(values)) if (value !== undefined) written[name] = String(value);
+  for (const name in values) {
+    const value = values[name];
+    if (value !== undefined) written[name] = String(value);
+  }
   return { key, values: written };
 }

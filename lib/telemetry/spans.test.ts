@@ -2,7 +2,7 @@
 import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { decide, reason, TRACER_NAME } from './spans.ts';
+import { decide, reason, reasonOf, TRACER_NAME } from './spans.ts';
 
 const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
@@ -34,6 +34,33 @@ describe('decisions on spans', () => {
       'payonce.reason': 'dbStillProcessing',
       'payonce.reason.layer': 'stateMachine',
     });
+  });
+
+  it('carry their reason as attributes, read back to the same reason', () => {
+    const span = tracer.startSpan('defence requestKey');
+    decide(span, 'requestKey', 'claimed', () => reason('keyClaimed', { key: 'k-1', strategy: 'business', fence: 7 }));
+    decide(span, 'requestKey', 'completed', reason('keyCompleted'));
+    decide(span, 'requestKey', 'claimed', () => reason('keyClaimed', { key: 'k-2', strategy: 'paramHash', fence: 8 }));
+    span.end();
+    const [first, bare, second] = exporter.getFinishedSpans().at(-1)?.events ?? [];
+    expect(first?.attributes).toEqual({
+      'payonce.step': 'requestKey',
+      'payonce.reason': 'keyClaimed',
+      'payonce.reason.key': 'k-1',
+      'payonce.reason.strategy': 'business',
+      'payonce.reason.fence': '7',
+    });
+    expect(reasonOf(first?.attributes)).toEqual(reason('keyClaimed', { key: 'k-1', strategy: 'business', fence: 7 }));
+    expect(reasonOf(bare?.attributes)).toEqual({ key: 'keyCompleted' });
+    expect(reasonOf(second?.attributes)).toEqual({
+      key: 'keyClaimed',
+      values: { key: 'k-2', strategy: 'paramHash', fence: '8' },
+    });
+    // Attributes of its own namespace that are not a reason's values are not read as values.
+    expect(reasonOf({ 'payonce.reason': 'keyLeft', 'payonce.reasonable': 'no', 'payonce.step': 'x' })).toEqual({
+      key: 'keyLeft',
+    });
+    expect(reasonOf({ 'payonce.step': 'request' })).toBeUndefined();
   });
 
   it('cost nothing and record nothing when no tracer provider is registered', () => {
