@@ -2,34 +2,24 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_LAYERS_ON, defencesOn, type Layers } from './layers.ts';
 
-const NONE: Layers = {
-  pendingUi: false,
-  token: false,
-  requestKey: false,
-  stateMachine: false,
-  uniqueConstraint: false,
-  bankKey: false,
-};
+const NAMES = Object.keys(ALL_LAYERS_ON) as Array<keyof Layers>;
+/** The switches with these bits on: bit 0 the pending button (layer 0), bit 5 the bank's key. */
+const withBits = (bits: number) =>
+  Object.fromEntries(NAMES.map((layer, number) => [layer, (bits & (1 << number)) !== 0])) as Layers;
 
 describe('defencesOn', () => {
   it('numbers the layers that are on, from the pending button (0) to the bank key (5)', () => {
     expect(defencesOn(ALL_LAYERS_ON)).toBe('0 1 2 3 4 5');
-    expect(defencesOn(NONE)).toBe('none');
-    expect(defencesOn({ ...NONE, requestKey: true, bankKey: true })).toBe('2 5');
+    expect(defencesOn(withBits(0))).toBe('none');
+    expect(defencesOn({ ...withBits(0), requestKey: true, bankKey: true })).toBe('2 5');
     expect(defencesOn({ ...ALL_LAYERS_ON, pendingUi: false, uniqueConstraint: false })).toBe('1 2 3 5');
   });
 
   it('answers each combination for itself, whichever was asked before', () => {
     for (let bits = 0; bits < 64; bits++) {
-      const layers = Object.fromEntries(
-        (Object.keys(ALL_LAYERS_ON) as Array<keyof Layers>).map((layer, number) => [
-          layer,
-          (bits & (1 << number)) !== 0,
-        ]),
-      ) as Layers;
       const expected = [0, 1, 2, 3, 4, 5].filter((number) => bits & (1 << number)).join(' ') || 'none';
-      expect(defencesOn(layers)).toBe(expected);
-      expect(defencesOn({ ...layers })).toBe(expected);
+      expect(defencesOn(withBits(bits))).toBe(expected);
+      expect(defencesOn({ ...withBits(bits) })).toBe(expected);
     }
   });
 });
