@@ -1,8 +1,9 @@
 // `npm run bench`: the benchmarks, against the production build on loopback, with autocannon as the load
 // generator. Every figure is reported as a ratio to references measured in the same run (an empty route:
-// Next.js's ceiling; a hand-written ideal guard with ioredis + pg), never as an absolute alone.
+// Next.js's ceiling; a hand-written ideal guard with ioredis + pg; the straight line, the guarded payment's own stores
+// called by hand), never as an absolute alone.
 // Results: bench/results.md (with the machine, the versions and the date) and bench/results.json.
-//   1. ceiling and ideal vs the guarded payment        4. cost per payment and per refund: Redis commands, DB round trips
+//   1. ceiling, ideal, straight line vs the guarded     4. cost per payment and per refund: Redis commands, DB round trips
 //   2. guard overhead: all layers on vs all off        5. a peer: @aws-lambda-powertools/idempotency
 //   3. duplicate storm: 1,000 requests, 100 orders        (CachePersistenceLayer) vs layer 2
 //   1, last: the two guards alone, in a process without HTTP or Next.js: their CPU a payment (lib/bench/guard-alone.ts)
@@ -154,7 +155,7 @@ async function measureThroughput(
       return result;
     };
 
-    // 1. The ratios to the ideal: this instance (the lab on) and one with the lab off (no lab settings to read, no
+    // 1. The ratios to the straight line and the ideal: this instance (the lab on) and one with the lab off (no lab settings to read, no
     // spans recorded, no timeline to write), everything else equal, measured in the same turns (ratio.ts). Both
     // instances come to it with the same history: the empty route's ten thousand requests, measured first until
     // 2026-12-05, left this instance slower at the guarded payment against the ideal than the fresh one (with the

@@ -13,16 +13,19 @@ import { createOrders, freshPayments, medianTurn, postLoad } from './drive.ts';
 import { BASE, type Load, log, PORTS, RATIO_SECONDS, RATIO_TURNS, SECONDS, WARMUP_SECONDS } from './plan.ts';
 
 /**
- * Each instance's three routes: the ideal guard behind the payments API's reading of the request (the yardstick),
- * the guarded payment, and the ideal guard bare (its body taken on trust: what that reading costs; decision 038).
+ * Each instance's four routes: the ideal guard behind the payments API's reading of the request, the guarded
+ * payment, the ideal guard bare (its body taken on trust: what that reading costs; decision 038), and the straight
+ * line (the guarded payment's own stores called by hand: the targets' yardstick, decision 039).
  */
 export type Ratios = {
   ideal: Load;
   guarded: Load;
   bare: Load;
+  straight: Load;
   idealLabOff: Load;
   guardedLabOff: Load;
   bareLabOff: Load;
+  straightLabOff: Load;
 };
 
 /** An instance's load before its turn's measurements, after its stop: not measured. */
@@ -69,6 +72,11 @@ export async function measureRatios(options: {
         path: '/api/bench/bare',
         next: freshPayments(await createOrders(db, redis, ratioRun, null)),
       },
+      {
+        label: `straight line (the pipeline's stores by hand), lab ${lab}`,
+        path: '/api/bench/straight-line',
+        next: freshPayments(await createOrders(db, redis, ratioRun, null)),
+      },
     ],
   });
   const instances = [
@@ -87,9 +95,9 @@ export async function measureRatios(options: {
     // weigh the same on both), then a warm-up of each route.
     for (const at of instances) {
       only(at);
-      const [ideal, guarded, bare] = at.routes as Array<Instance['routes'][number]>;
-      await load(at, guarded as Instance['routes'][number], 3 * SECONDS);
-      for (const route of [ideal, guarded, bare]) await load(at, route as Instance['routes'][number], WARMUP_SECONDS);
+      const guarded = at.routes[1] as Instance['routes'][number];
+      await load(at, guarded, 3 * SECONDS);
+      for (const route of at.routes) await load(at, route, WARMUP_SECONDS);
     }
     // The turns: the instances' order alternates every turn, and the route each instance starts with moves on every
     // other turn, so that every route comes first, and after each of the others, alike over the run.
@@ -129,10 +137,10 @@ export async function measureRatios(options: {
       );
       log(`turn ${turn + 1}: ${line.join('; ')}`);
     }
-    const [[ideal, guarded, bare], [idealLabOff, guardedLabOff, bareLabOff]] = instances.map((at, i) =>
-      at.routes.map((route, r) => medianTurn(route.label, measured[i]?.[r] ?? [])),
-    ) as [[Load, Load, Load], [Load, Load, Load]];
-    return { ideal, guarded, bare, idealLabOff, guardedLabOff, bareLabOff };
+    const [[ideal, guarded, bare, straight], [idealLabOff, guardedLabOff, bareLabOff, straightLabOff]] = instances.map(
+      (at, i) => at.routes.map((route, r) => medianTurn(route.label, measured[i]?.[r] ?? [])),
+    ) as [[Load, Load, Load, Load], [Load, Load, Load, Load]];
+    return { ideal, guarded, bare, straight, idealLabOff, guardedLabOff, bareLabOff, straightLabOff };
   } finally {
     for (const at of instances) at.process.kill('SIGCONT');
   }
