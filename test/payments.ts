@@ -1,9 +1,11 @@
 // Helpers for the integration tests of the payment pipeline (real PostgreSQL and Redis).
 import { Cluster } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { getDb } from '@/lib/db';
 import type { LabSettingsPatch } from '@/lib/lab/settings';
 import { createOrder } from '@/lib/payments/orders';
 import { defaultPayOptions, type PayOptions } from '@/lib/payments/pay';
+import { type PolicySource, policySource, setPolicySource } from '@/lib/payments/policy';
 import { getRedis } from '@/lib/redis';
 
 export { ALL_LAYERS_OFF as ALL_OFF, ALL_LAYERS_ON as ALL_ON, onlyLayers as only } from '@/lib/lab/settings';
@@ -48,4 +50,17 @@ export async function forgetEverythingInRedis(): Promise<void> {
   const redis = getRedis();
   if (redis instanceof Cluster) await Promise.all(redis.nodes('master').map((node) => node.flushdb()));
   else await redis.flushdb();
+}
+
+/**
+ * The lab off for the calling file's tests: the default policy, which holds for every order (the file's worker
+ * alone), and the lab's policy source back after them.
+ */
+export function withTheLabOff(): void {
+  let lab: PolicySource;
+  beforeAll(() => {
+    lab = policySource();
+    setPolicySource(undefined);
+  });
+  afterAll(() => setPolicySource(lab));
 }

@@ -1,24 +1,18 @@
 // The straight line is the targets' yardstick only if it makes the guarded payment's own work (decision 039): the
 // same rows in PostgreSQL and the same record in Redis, with the same checks. Compared here with an API payment
 // through the pipeline with the lab off, on real PostgreSQL and Redis.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chargeCount, orderRow, testPayOptions } from '../../test/payments.ts';
+import { describe, expect, it } from 'vitest';
+import { chargeCount, orderRow, testPayOptions, withTheLabOff } from '../../test/payments.ts';
 import { getDb } from '../db.ts';
 import { requestKeyName } from '../defences/request-key/record.ts';
 import { createOrder } from '../payments/orders.ts';
 import { pay } from '../payments/pay.ts';
-import { type PolicySource, policySource, setPolicySource } from '../payments/policy.ts';
 import { getRedis } from '../redis.ts';
 import { type CallerScope, clientScope } from '../session.ts';
 import { straightLinePayment } from './straight-line.ts';
 
-let lab: PolicySource;
-beforeAll(() => {
-  // The lab off, as the benchmark's lab-off instance runs (this file's worker alone).
-  lab = policySource();
-  setPolicySource(undefined);
-});
-afterAll(() => setPolicySource(lab));
+// The lab off, as the benchmark's lab-off instance runs.
+withTheLabOff();
 
 const caller = () => clientScope(`bench-${Math.random().toString(36).slice(2)}`);
 

@@ -2,23 +2,17 @@
 // may pay the order, at the amount it states (pay.ts, `checkAtClaim`). What that must still refuse, on real
 // PostgreSQL and Redis: another caller's order, another amount, an order that does not exist, and, on the
 // recovery path, a duplicate of another caller's request learning what the order's owner was charged.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chargeCount, orderRow, testPayOptions } from '../../test/payments.ts';
+import { describe, expect, it } from 'vitest';
+import { chargeCount, orderRow, testPayOptions, withTheLabOff } from '../../test/payments.ts';
 import type { RacePoint } from '../defences/race-points.ts';
 import { requestKeyName } from '../defences/request-key/record.ts';
 import { getRedis } from '../redis.ts';
 import { type CallerScope, clientScope } from '../session.ts';
 import { createOrder, joinOrder } from './orders.ts';
 import { pay } from './pay.ts';
-import { type PolicySource, policySource, setPolicySource } from './policy.ts';
+import { policySource } from './policy.ts';
 
-let lab: PolicySource;
-beforeAll(() => {
-  // The lab off: the default policy, which holds for every order (this file's worker alone).
-  lab = policySource();
-  setPolicySource(undefined);
-});
-afterAll(() => setPolicySource(lab));
+withTheLabOff();
 
 const owner = () => clientScope(`owner-${Math.random().toString(36).slice(2)}`);
 const api = (orderNo: string, caller: CallerScope, amountCents: number, idempotencyKey = 'k') =>
