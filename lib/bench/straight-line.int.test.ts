@@ -1,6 +1,7 @@
-// The straight line is the targets' yardstick only if it makes the guarded payment's own work (decision 039): the
-// same rows in PostgreSQL and the same record in Redis, with the same checks. Compared here with an API payment
-// through the pipeline with the lab off, on real PostgreSQL and Redis.
+// The straight line is a fair yardstick for the pipeline's shape only if it makes the guarded payment's own work
+// (decision 039): the same rows in PostgreSQL and the same record in Redis, with the same checks. Compared here with
+// an API payment through the pipeline with the lab off, on real PostgreSQL and Redis. What this compares is what each
+// leaves behind, not the round trips each took to get there.
 import { describe, expect, it } from 'vitest';
 import { chargeCount, orderRow, testPayOptions, withTheLabOff } from '../../test/payments.ts';
 import { getDb } from '../db.ts';
@@ -63,7 +64,7 @@ describe('the straight line (the benchmark’s yardstick)', () => {
     expect(await leftBehind(straight, payer, 'k-straight')).toEqual(expected);
   });
 
-  it('checks the payer and the amount in the order’s claim, as the pipeline does: nothing charged, the key given back', async () => {
+  it('checks the payer and the amount in the order’s claim: nothing charged, the order untouched, the key given back', async () => {
     const owner = caller();
     const { orderNo } = await createOrder({}, owner);
     const other = caller();

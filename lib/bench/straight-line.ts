@@ -4,9 +4,10 @@ import 'server-only';
 // before completing), the order's claim with its dedup row (the payer and the amount checked in the statement, the
 // order's fencing token raised), the bank's charge under that token with the bank's key, and the record of the
 // outcome (conditional on the claim and its token, with the receipt's event, one per charge): the same statements
-// and scripts, with the same guarantees, as an API payment with every layer on and the lab off. What it leaves out
+// and scripts, with the same checks, as an API payment with every layer on and the lab off makes on its way to the
+// outcome (without its recovery, its release after a failure or its outcomes in doubt). What it leaves out
 // is the pipeline's shape: no defences around the rest, no runner, no policy, no spans, no lab. The guarded
-// payment's ratio to it is what that shape costs (issue 25's targets: decision 039); the ideal guard
+// payment's ratio to it is what that shape costs (decision 039 proposes it for issue 25's targets); the ideal guard
 // (lib/bench/ideal.ts), which does less, says what the guarantees cost besides.
 // A yardstick, not a second implementation: no faults, no recovery, no replay (a key already held is answered "in
 // progress", as the ideal answers it).

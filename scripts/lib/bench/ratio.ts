@@ -13,9 +13,10 @@ import { createOrders, freshPayments, medianTurn, postLoad } from './drive.ts';
 import { BASE, type Load, log, PORTS, RATIO_SECONDS, RATIO_TURNS, SECONDS, WARMUP_SECONDS } from './plan.ts';
 
 /**
- * Each instance's four routes: the ideal guard behind the payments API's reading of the request, the guarded
- * payment, the ideal guard bare (its body taken on trust: what that reading costs; decision 038), and the straight
- * line (the guarded payment's own stores called by hand: the targets' yardstick, decision 039).
+ * Each instance's four routes, in the order each turn runs them (from where the turn starts): the ideal guard behind
+ * the payments API's reading of the request, the guarded payment, the straight line (the guarded payment's own stores
+ * called by hand: the yardstick decision 039 proposes for the targets), and the ideal guard bare (its body taken on
+ * trust: what that reading costs; decision 038).
  */
 export type Ratios = {
   ideal: Load;
@@ -68,13 +69,13 @@ export async function measureRatios(options: {
         next: freshPayments(await createOrders(db, redis, warmedRun, null)),
       },
       {
-        label: `ideal guard bare, lab ${lab}`,
-        path: '/api/bench/bare',
+        label: `straight line (the pipeline's stores by hand), lab ${lab}`,
+        path: '/api/bench/straight-line',
         next: freshPayments(await createOrders(db, redis, ratioRun, null)),
       },
       {
-        label: `straight line (the pipeline's stores by hand), lab ${lab}`,
-        path: '/api/bench/straight-line',
+        label: `ideal guard bare, lab ${lab}`,
+        path: '/api/bench/bare',
         next: freshPayments(await createOrders(db, redis, ratioRun, null)),
       },
     ],
@@ -100,7 +101,9 @@ export async function measureRatios(options: {
       for (const route of at.routes) await load(at, route, WARMUP_SECONDS);
     }
     // The turns: the instances' order alternates every turn, and the route each instance starts with moves on every
-    // other turn, so that every route comes first, and after each of the others, alike over the run.
+    // other turn, so that each route comes first in some turns (5 or 6 of 21 for three of them, 4 for the fourth) and
+    // the routes run in one cycle from wherever it starts: the guarded payment beside the ideal in three rotations of
+    // four, and beside the straight line in three (the targets' pair: decision 039).
     const measured = instances.map((at) => at.routes.map((): Load[] => []));
     for (let turn = 0; turn < RATIO_TURNS; turn++) {
       for (let k = 0; k < instances.length; k++) {
@@ -137,7 +140,7 @@ export async function measureRatios(options: {
       );
       log(`turn ${turn + 1}: ${line.join('; ')}`);
     }
-    const [[ideal, guarded, bare, straight], [idealLabOff, guardedLabOff, bareLabOff, straightLabOff]] = instances.map(
+    const [[ideal, guarded, straight, bare], [idealLabOff, guardedLabOff, straightLabOff, bareLabOff]] = instances.map(
       (at, i) => at.routes.map((route, r) => medianTurn(route.label, measured[i]?.[r] ?? [])),
     ) as [[Load, Load, Load, Load], [Load, Load, Load, Load]];
     return { ideal, guarded, bare, straight, idealLabOff, guardedLabOff, bareLabOff, straightLabOff };
