@@ -168,6 +168,7 @@ async function measureThroughput(
     labOff.once('exit', (code, signal) => log(`the lab-off instance exited (${signal ?? `code ${code}`})`));
     let ratios: Ratios;
     let paymentLabOff: Cost;
+    let straightLine: Cost;
     try {
       await waitForApp(PORTS.app + 1, 60_000, labOff);
       ratios = await measureRatios({ db, redis, labOn: app, labOff });
@@ -178,6 +179,14 @@ async function measureThroughput(
         redis,
         orders.length,
         (i) => payAt(base, orders[i] as string, `c-${orders[i]}`),
+        base,
+      );
+      // The straight line there: decision 039's yardstick must take the lab-off payment's round trips.
+      const straightOrders = await createOrders(db, redis, 200, null);
+      straightLine = await costOf(
+        redis,
+        straightOrders.length,
+        (i) => payAt(base, straightOrders[i] as string, `sc-${straightOrders[i]}`, '/api/bench/straight-line'),
         base,
       );
     } finally {
@@ -255,15 +264,7 @@ async function measureThroughput(
     );
     const idealCostOrders = await createOrders(db, redis, 200, null);
     const idealCost = await costOf(redis, idealCostOrders.length, (i) =>
-      fetch(`${BASE}/api/bench/ideal`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'idempotency-key': `ic-${idealCostOrders[i]}`,
-          'x-client-id': 'bench',
-        },
-        body: JSON.stringify({ orderNo: idealCostOrders[i], amountCents: 4200 }),
-      }),
+      payAt(BASE, idealCostOrders[i] as string, `ic-${idealCostOrders[i]}`, '/api/bench/ideal'),
     );
 
     // 5. The peer, in this process, on the same Redis.
@@ -276,7 +277,16 @@ async function measureThroughput(
       unguarded,
       guardedBesideOff,
       storm: { ...stormLoad, seconds: stormSeconds, charges: stormCharges[0]?.n, paid: stormPaid[0]?.n },
-      cost: { payment, paymentLabOff, replay, otherKey, ideal: idealCost, refund: refundCost, refundReplay },
+      cost: {
+        payment,
+        paymentLabOff,
+        straightLine,
+        replay,
+        otherKey,
+        ideal: idealCost,
+        refund: refundCost,
+        refundReplay,
+      },
       peer,
     };
   } finally {

@@ -50,9 +50,13 @@ export async function costOf(
   };
 }
 
-/** One API payment of the order's amount (4,200 cents), with this Idempotency-Key, to the app instance at `base`. */
-export function payAt(base: string, orderNo: string, key: string): Promise<Response> {
-  return fetch(`${base}/api/payments`, {
+/**
+ * One payment of the order's amount (4,200 cents), with this Idempotency-Key, to the app instance at `base`: through
+ * the API (`/api/payments`), or one of the benchmark's yardsticks behind the same request (`/api/bench/ideal`,
+ * `/api/bench/straight-line`).
+ */
+export function payAt(base: string, orderNo: string, key: string, route = '/api/payments'): Promise<Response> {
+  return fetch(`${base}${route}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-client-id': 'bench' },
     body: JSON.stringify({ orderNo, amountCents: 4200 }),

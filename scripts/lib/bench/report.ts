@@ -52,6 +52,8 @@ export type BenchResults = {
   cost: {
     payment: Cost;
     paymentLabOff: Cost;
+    /** The straight line, on the lab-off instance. */
+    straightLine: Cost;
     replay: Cost;
     otherKey: Cost;
     ideal: Cost;
@@ -115,6 +117,12 @@ export function writeResults(r: BenchResults, v: Awaited<ReturnType<typeof versi
   const met = (value: number, target: number) => (Number(value.toFixed(2)) >= target ? 'met' : 'not met');
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const ms = (c: Cost) => `${c.msEach.toFixed(1)} ms`;
+  /** The same commands and round trips a request, to the tenth. */
+  const sameCost = (a: Cost, b: Cost) => {
+    const counts = (c: Cost) =>
+      JSON.stringify([[...c.redis].map(([n, x]) => `${n} ${x.toFixed(1)}`).sort(), c.database.toFixed(1)]);
+    return counts(a) === counts(b);
+  };
   const fmtCost = (c: Cost) =>
     `${c.redisTotal.toFixed(1)} Redis commands (${[...c.redis].map(([n, x]) => `${n} ${x.toFixed(1)}`).join(', ')}), ${c.database.toFixed(1)} database round trips`;
   const md = `# Benchmarks
@@ -233,11 +241,15 @@ bank answers at once).
 |---|---|---:|
 | a payment (all layers on) | ${fmtCost(r.cost.payment)} | ${ms(r.cost.payment)} |
 | the same with the lab off (its order not read before the claim) | ${fmtCost(r.cost.paymentLabOff)} | ${ms(r.cost.paymentLabOff)} |
+| the straight line (decision 039), on the lab-off instance | ${fmtCost(r.cost.straightLine)} | ${ms(r.cost.straightLine)} |
 | a replay (same key, after it finished) | ${fmtCost(r.cost.replay)} | ${ms(r.cost.replay)} |
 | a duplicate with another key (stopped by layer 3) | ${fmtCost(r.cost.otherKey)} | ${ms(r.cost.otherKey)} |
 | the ideal guard, for comparison | ${fmtCost(r.cost.ideal)} | ${ms(r.cost.ideal)} |
 | a refund of $5.00 of a paid order (all layers on, its own request id) | ${fmtCost(r.cost.refund)} | ${ms(r.cost.refund)} |
 | a refund's replay (same request id, after it finished) | ${fmtCost(r.cost.refundReplay)} | ${ms(r.cost.refundReplay)} |
+
+The straight line's counts ${sameCost(r.cost.straightLine, r.cost.paymentLabOff) ? 'are' : '**are not**'} the lab-off payment's: ${sameCost(r.cost.straightLine, r.cost.paymentLabOff) ? 'it takes its round trips' : "it is no fair yardstick for the pipeline's shape in this run"} (its test holds it to the same statements and scripts, in
+the same order: lib/bench/straight-line.int.test.ts).
 
 Redis counts the commands a Lua script runs as well: a payment's \`get\`, \`time\` and \`set\` are the claim's (\`GET\`, then
 \`TIME\` for its fencing token and \`SET\`) and the completion's owner check (\`GET\`, then \`SET\`), inside its two
