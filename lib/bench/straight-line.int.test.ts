@@ -55,7 +55,7 @@ async function sentBy(work: () => Promise<unknown>): Promise<{ statements: strin
   Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof sendCommand>) {
     const [command] = args;
     // Not the lab's timeline (this test process has a reader of the spans; the benchmark's lab-off instance has
-    // none): it writes the lanes of 25 ms at once, whichever payment they are from.
+    // none): it writes the lanes of 100 ms at once, whichever payment they are from.
     const key = String(command.name === 'evalsha' ? command.args[2] : command.args[0]);
     if (key.startsWith('lab:timeline') || key.startsWith('{lab:timeline}')) return sendCommand.apply(this, args);
     commands.push(command.name === 'evalsha' ? `evalsha ${String(command.args[0])}` : command.name);
