@@ -53,13 +53,6 @@ export type StoredStep = [number, number, TimelineStep, Decision, TimelineEvent[
  */
 export type LanePiece = { lane: LaneBase; steps: StoredStep[] };
 
-/**
- * How long a process gathers lanes before it publishes them together, as one stream entry (lib/lab/timeline.ts).
- * A lab tab asks every 700 ms: a lane 100 ms late is not seen later. Gathered for 25 ms, the entries' pipelines cost
- * a lab-on payment about 20-40 µs more of the app's CPU, and Redis a few µs more (decision 008).
- */
-export const LANE_BATCH_MS = 100;
-
 /** A lane's pieces as the events every screen reads. */
 export function eventsOfPiece({ lane, steps }: LanePiece): TimelineEvent[] {
   return steps.map(([durationMs, at, step, decision, reason]) => {

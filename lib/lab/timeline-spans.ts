@@ -3,8 +3,8 @@ import 'server-only';
 // spans (the payment's, its defences', the reconciler's, a receipt's) into one lane, and each span event (a
 // decision) into one step of it. A lane starts at a span that carries a request id; the spans below it are
 // the same lane. Each step measures the time since the previous one. A request that is still running after
-// 250 ms is published as it goes, its new steps read every 25 ms (so a lab shows where a request waits: a stall, a
-// slow bank), and its last steps when its span ends; the publisher sends what it gathered every 100 ms (timeline.ts). The processor only reads spans: it never slows down or fails a payment.
+// 250 ms is published as it goes, every 25 ms (so a lab shows where a request waits: a stall, a slow bank),
+// and its last steps when its span ends. The processor only reads spans: it never slows down or fails a payment.
 import type { Attributes, HrTime } from '@opentelemetry/api';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace';
 import { ATTR, type Decision, reasonOf, type Step, TRACER_NAME } from '../telemetry/spans.ts';

@@ -6,7 +6,7 @@ import { env } from '../env.ts';
 import { getRedis } from '../redis.ts';
 import { hashCaller } from '../telemetry/spans.ts';
 import { englishDetail, type TimelineReason } from './reasons.ts';
-import { eventsOfPiece, LANE_BATCH_MS, type LanePiece, type TimelineEvent } from './timeline-event.ts';
+import { eventsOfPiece, type LanePiece, type TimelineEvent } from './timeline-event.ts';
 
 /** Every lane of every caller: the presenter's room reads it (`?scope=room`, /lab/room). */
 export const TIMELINE_KEY = 'lab:timeline';
@@ -75,6 +75,8 @@ export async function appendToTimeline(redis: Writer, items: Items): Promise<voi
   if (failed?.[0]) throw failed[0];
 }
 
+/** How long a process gathers lanes before it publishes them together (a lab tab polls every 700 ms). */
+const BATCH_MS = 25;
 let gathered: LanePiece[] = [];
 let publishing: NodeJS.Timeout | undefined;
 
@@ -85,7 +87,7 @@ function append(items: Items): Promise<void> {
 }
 
 /**
- * Publishes requests' steps, lane by lane. The lanes of the requests that finish within 100 ms (LANE_BATCH_MS) go out
+ * Publishes requests' steps, lane by lane. The lanes of the requests that finish within 25 ms go out
  * together, as one stream entry: one command and one round trip for all of them, instead of one per payment
  * (the lab's cost on every payment; see bench/results.md). Off with the lab: nobody could read them.
  */
@@ -98,7 +100,7 @@ export function publishTimelineLanes(pieces: LanePiece[]): void {
     const batch = gathered;
     gathered = [];
     void append({ lanes: batch });
-  }, LANE_BATCH_MS);
+  }, BATCH_MS);
 }
 
 /** Publishes what is gathered now, without waiting for the batch (before the lab's crash fault kills this process). */

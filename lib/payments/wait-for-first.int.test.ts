@@ -10,7 +10,7 @@ import { payWaitingForFirst } from './wait-for-first.ts';
 
 /**
  * Counts the commands this process sends to Redis (every connection: the shared one, the subscriber), but
- * the lab's: its timeline gathers the lanes of 100 ms into one write, whichever requests they are from.
+ * the lab's: its timeline gathers the lanes of 25 ms into one write, whichever requests they are from.
  */
 function countCommands(): { count: () => number; stop: () => void } {
   const original = Redis.prototype.sendCommand;

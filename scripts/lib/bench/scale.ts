@@ -10,7 +10,6 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { ALL_LAYERS_ON, onlyLayers } from '../../../lib/lab/settings.ts';
-import { LANE_BATCH_MS } from '../../../lib/lab/timeline-event.ts';
 import { freshDatabase } from '../migrations.ts';
 import { startApp, waitForApp } from '../next-app.ts';
 import { ROOT } from '../paths.ts';
@@ -218,9 +217,8 @@ function labSizing(lab: LabAndLimitBytes | undefined): string {
   const n = (value: number) => Math.round(value).toLocaleString('en');
   const perLane = lab.room.lanes > 0 ? lab.room.bytes / lab.room.lanes : 0;
   const lanesPerEntry = lab.room.entries > 0 ? lab.room.lanes / lab.room.entries : 0;
-  // At 100 payments a second the timeline's batches (a process's lanes of LANE_BATCH_MS) hold this many lanes an entry.
-  const lanesAtRate = (KEYS_PER_SECOND * LANE_BATCH_MS) / 1_000;
-  const roomAtCap = lab.room.cap * lanesAtRate * perLane;
+  // At 100 payments a second the timeline's 25 ms batches hold about 2.5 lanes an entry.
+  const roomAtCap = lab.room.cap * 2.5 * perLane;
   const viewers = KEYS_PER_SECOND * lab.viewerTtlHours * 3_600;
   const limits = KEYS_PER_SECOND * 60 * 2;
   const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 0)} MB`;
@@ -228,7 +226,7 @@ function labSizing(lab: LabAndLimitBytes | undefined): string {
 Beside them, the lab's timeline (the lab on, as in this run) and the rate limiter's counts, each bounded by a cap or
 a time to live, not by the day: the room's stream held ${n(lab.room.bytes)} bytes for ${n(lab.room.lanes)} payments' lanes in ${lab.room.entries} entries
 (${n(perLane)} bytes a lane, ${lanesPerEntry.toFixed(1)} lanes an entry at this run's rate), capped at ${n(lab.room.cap)} entries: at 100 payments a
-second (${lanesAtRate} lanes an entry) about ${mb(roomAtCap)}. Each viewer (a session, an API caller) has a stream of its own, at most 200 entries,
+second (2.5 lanes an entry) about ${mb(roomAtCap)}. Each viewer (a session, an API caller) has a stream of its own, at most 200 entries,
 kept ${lab.viewerTtlHours} h: ${n(lab.viewerStreamBytes)} bytes for one lane, so a day at 100 payments a second from as many sessions keeps ${n(viewers)}
 of them, ${mb(viewers * lab.viewerStreamBytes)} (a workshop's lab, never a shop's: \`LAB_ENABLED=false\` writes none). A rate limiter's count is
 ${n(lab.rateLimitKeyBytes)} bytes and lives a minute, one per caller and one per address for payments (and for orders): at 100 payments a second
