@@ -55,7 +55,7 @@ async function sentBy(work: () => Promise<unknown>): Promise<{ statements: strin
   Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof sendCommand>) {
     const [command] = args;
     // Not the lab's timeline (this test process has a reader of the spans; the benchmark's lab-off instance has
-    // none): it writes the lanes of 100 ms at once, whichever payment they are from.
+    // none): it writes the lanes of 25 ms at once, whichever payment they are from.
     const key = String(command.name === 'evalsha' ? command.args[2] : command.args[0]);
     if (key.startsWith('lab:timeline') || key.startsWith('{lab:timeline}')) return sendCommand.apply(this, args);
     commands.push(command.name === 'evalsha' ? `evalsha ${String(command.args[0])}` : command.name);
@@ -101,6 +101,9 @@ describe('the straight line (the benchmark’s yardstick)', () => {
     expect(answer).toMatchObject({ kind: 'completed', outcome: { status: 'PAID', orderNo: straight } });
     // The same statements and scripts, in the same order: the straight line takes the pipeline's round trips.
     expect(straightSent).toEqual(pipelineSent);
+    // And something was noted: the claim and the record (the hot path's), the bank's charge between; the two scripts.
+    expect(pipelineSent.statements).toHaveLength(3);
+    expect(pipelineSent.statements.filter((name) => name.startsWith('hot_'))).toHaveLength(2);
     expect(pipelineSent.commands.filter((name) => name.startsWith('evalsha'))).toHaveLength(2);
 
     const expected = await leftBehind(viaPipeline, payer, 'k-pipeline');
