@@ -25,6 +25,8 @@ export async function startRedisServer(options: {
   dataDir: string;
   /** The demo keeps its snapshot across runs; tests keep nothing. */
   persist: boolean;
+  /** Its memory's cap (redis-server's `maxmemory`): 256 MB unless said otherwise. */
+  maxMemory?: string;
   log?: (line: string) => void;
 }): Promise<RunningService> {
   const { binary, port, dataDir } = options;
@@ -41,7 +43,7 @@ export async function startRedisServer(options: {
     '--appendonly', 'no',
     // Bounded, and never evicting: an evicted idempotency key or token would silently let a duplicate
     // through. Full, Redis refuses writes (OOM) and the app answers 503: closed, not open (decision 010).
-    '--maxmemory', '256mb',
+    '--maxmemory', options.maxMemory ?? '256mb',
     '--maxmemory-policy', 'noeviction',
     '--dir', dataDir,
     '--pidfile', pidFile,

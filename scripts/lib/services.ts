@@ -63,6 +63,9 @@ export async function startServices(options: {
           port: options.redisPort,
           dataDir: path.join(dataDir, 'redis'),
           persist: profile === 'demo',
+          // The benchmark's section 1 leaves about a quarter of a million request keys (kept 24 h, as the app keeps
+          // them) and orders' facts: near 256 MB, where Redis refuses writes (decision 039).
+          maxMemory: profile === 'bench' ? '1gb' : undefined,
         });
       const redis = await startRedis();
       embedded.redis = restartable(startRedis, redis);
