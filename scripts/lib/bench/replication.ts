@@ -45,9 +45,10 @@ export async function measureReplication(options: {
   let app: ReturnType<typeof startApp> | undefined;
   try {
     await applyMigrations(topology.url);
-    // Redis's memory is capped for the whole server (1 GB for the benchmark, noeviction), and the sections before this one leave
-    // their orders' facts, request keys and timeline in database 0 (section 1's four routes on two instances: its
-    // payments failed with OOM here on 2026-12-06). Nothing after reads them: emptied, as this section's own is.
+    // Redis's memory is capped for the whole server (1 GB for the benchmark, noeviction), and the sections before
+    // this one leave their orders' facts, request keys and timeline in database 0 (section 1's four routes on two
+    // instances: its payments failed with OOM here on 2026-12-06, under 256 MB). Nothing after reads them: emptied,
+    // as this section's own is.
     const earlier = new Redis(options.redisUrl);
     await earlier.flushdb().finally(() => earlier.disconnect());
     await redis.flushdb();

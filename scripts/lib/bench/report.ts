@@ -120,20 +120,19 @@ export function writeResults(r: BenchResults, v: Awaited<ReturnType<typeof versi
   };
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const ms = (c: Cost) => `${c.msEach.toFixed(1)} ms`;
-  /** The same commands and round trips a request, to the tenth (a command under 0.05 a request is another client's). */
-  const sameCost = (a: Cost, b: Cost) => {
-    const counts = (c: Cost) =>
-      JSON.stringify([
-        [...c.redis]
-          .map(([n, x]) => `${n} ${x.toFixed(1)}`)
-          .filter((count) => !count.endsWith(' 0.0'))
-          .sort(),
-        c.database.toFixed(1),
-      ]);
-    return counts(a) === counts(b);
-  };
+  /** Each Redis command a request, to the tenth: `get 2.0`. */
+  const commandsOf = (c: Cost) => [...c.redis].map(([n, x]) => `${n} ${x.toFixed(1)}`);
   const fmtCost = (c: Cost) =>
-    `${c.redisTotal.toFixed(1)} Redis commands (${[...c.redis].map(([n, x]) => `${n} ${x.toFixed(1)}`).join(', ')}), ${c.database.toFixed(1)} database round trips`;
+    `${c.redisTotal.toFixed(1)} Redis commands (${commandsOf(c).join(', ')}), ${c.database.toFixed(1)} database round trips`;
+  /** The same commands and round trips a request, to the tenth (a command under 0.05 a request is another client's). */
+  const countsOf = (c: Cost) =>
+    JSON.stringify([
+      commandsOf(c)
+        .filter((count) => !count.endsWith(' 0.0'))
+        .sort(),
+      c.database.toFixed(1),
+    ]);
+  const straightLineSame = countsOf(r.cost.straightLine) === countsOf(r.cost.paymentLabOff);
   const md = `# Benchmarks
 
 Run ${new Date().toISOString()} by \`npm run bench\` on ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB, loopback only.
@@ -257,7 +256,7 @@ bank answers at once).
 | a refund of $5.00 of a paid order (all layers on, its own request id) | ${fmtCost(r.cost.refund)} | ${ms(r.cost.refund)} |
 | a refund's replay (same request id, after it finished) | ${fmtCost(r.cost.refundReplay)} | ${ms(r.cost.refundReplay)} |
 
-The straight line's counts ${sameCost(r.cost.straightLine, r.cost.paymentLabOff) ? 'are' : '**are not**'} the lab-off payment's: ${sameCost(r.cost.straightLine, r.cost.paymentLabOff) ? 'it takes its round trips' : "the instance's background jobs count with them, but a difference that stays would make it no fair yardstick for the pipeline's shape"} (its test holds it to the same statements and scripts, in
+The straight line's counts ${straightLineSame ? 'are' : '**are not**'} the lab-off payment's: ${straightLineSame ? 'it takes its round trips' : "the instance's background jobs count with them, but a difference that stays would make it no fair yardstick for the pipeline's shape"} (its test holds it to the same statements and scripts, in
 the same order: lib/bench/straight-line.int.test.ts).
 
 Redis counts the commands a Lua script runs as well: a payment's \`get\`, \`time\` and \`set\` are the claim's (\`GET\`, then
