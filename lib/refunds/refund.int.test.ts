@@ -79,6 +79,26 @@ describe('refunds, from the pipeline', () => {
     expect(await getDb().refund.count({ where: { orderNo } })).toBe(0);
   });
 
+  it('an order retention pruned between the refund’s record and its claim: "no such order", nothing claimed, nothing refunded', async () => {
+    const { orderNo, who } = await paidOrder();
+    // Retention's DELETE, on a snapshot taken before the refund's row was written: the order goes, the row stays
+    // (the bank's books live apart, as with BANK_DATABASE_URL: its charge stays, and would be refunded).
+    const prune = async (point: string) => {
+      if (point !== 'order.claim') return;
+      await getDb().$executeRaw`DELETE FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no = ${orderNo}`;
+      await getDb().$executeRaw`DELETE FROM orders WHERE order_no = ${orderNo}`;
+    };
+    const request = { orderNo, caller: who, channel: 'api', amountCents: 500, requestId: 'rq-pruned' } as const;
+    const result = await refund(request, { ...defaultRefundOptions(), at: prune });
+    expect(result.kind).toBe('order_not_found');
+    expect(await bankRefunds(orderNo)).toEqual([]);
+    const claims = await getDb().$queryRaw<Array<{ status: string; dedupRows: number }>>`
+      SELECT status::text, (SELECT count(*)::int FROM idempotent_record
+        WHERE biz_type = 'REFUND' AND biz_no LIKE ${`${orderNo}/%`}) AS "dedupRows"
+      FROM refunds WHERE order_no = ${orderNo}`;
+    expect(claims).toEqual([{ status: 'REQUESTED', dedupRows: 0 }]);
+  });
+
   it('a charge its payment could not record (layer 5 alone, the process died after the bank): the refund asks the bank, records it and refunds', async () => {
     const who = caller();
     const orderNo = await newOrder({ layers: only('bankKey'), faults: { crashAfterCharge: true } });

@@ -77,6 +77,7 @@ async function claimTheRefund(attempt: RefundAttempt, layers: Switches): Promise
         );
       return { kind: 'held', hold: { orderNo, refundKey, attemptId, fence }, tookOver: false };
     }
+    if ('gone' in claimed) return { kind: 'stopped', answer: { kind: 'order_not_found' } };
     if ('exceeds' in claimed) {
       const leftCents = await leftToRefund(orderNo);
       decide(span, layer, 'stopped', () => reason('refundExceeds', { cents: attempt.amountCents, left: leftCents }));

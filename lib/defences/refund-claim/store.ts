@@ -58,14 +58,20 @@ export async function recordRefund(ref: RefundRef, amountCents: number, caller: 
   return made.amountCents;
 }
 
-/** What an attempt's claim came to: its fencing token, the layer that refused it, or the ledger's refusal. */
-export type RefundClaimTaken = { fence: number } | { refusedBy: Layer } | { exceeds: true };
+/**
+ * What an attempt's claim came to: its fencing token, the layer that refused it, the ledger's refusal, or no order
+ * to put it on (retention pruned it since the attempt read it).
+ */
+export type RefundClaimTaken = { fence: number } | { refusedBy: Layer } | { exceeds: true } | { gone: true };
 
 /**
  * An attempt claims the refund, with the statement its layers make (layer 3's conditional update, layer 4's dedup
  * row, or both), and puts its amount on the order's ledger in the same statement. "0 rows" is layer 3's refusal
  * (layer 4's alone, when the refund's amount is already on the ledger); a unique violation is layer 4's; the
- * ledger's CHECK refuses the whole statement when the refunds would pass the charge.
+ * ledger's CHECK refuses the whole statement when the refunds would pass the charge. A claim with no order to count
+ * it on (retention pruned the order since the attempt read it; the refund's row, written after retention's snapshot,
+ * outlived it) is given back at once, before any bank: its refund would be counted nowhere, and no sweep would find it.
+ * Not a lock on the order first: every writer here locks the refund's row before the order's (releaseRefundClaim).
  */
 export async function claimRefund(
   layers: DatabaseLayers,
@@ -92,7 +98,7 @@ export async function claimRefund(
         RETURNING fence`
     : Prisma.sql`SELECT fence FROM claim`;
   try {
-    const [row] = await hotPath().$queryRaw<Array<{ fence: number }>>`
+    const [row] = await hotPath().$queryRaw<Array<{ fence: number; ledger: number }>>`
       WITH claim AS (${claimed}),
       ledger AS (
         UPDATE orders o SET refunded_cents = o.refunded_cents + c.amount_cents, updated_at = now()
@@ -100,7 +106,11 @@ export async function claimRefund(
         RETURNING 1),
       held AS (${dedup})
       SELECT (SELECT fence FROM held) AS fence, (SELECT count(*) FROM ledger)::int AS ledger`;
-    if (row?.fence !== undefined && row.fence !== null) return { fence: row.fence };
+    if (row?.fence !== undefined && row.fence !== null) {
+      if (row.ledger === 1) return { fence: row.fence };
+      await releaseRefundClaim({ ...ref, attemptId, fence: row.fence });
+      return { gone: true };
+    }
     return { refusedBy: layers.stateMachine ? 'stateMachine' : 'uniqueConstraint' };
   } catch (error) {
     if (isUniqueViolation(error)) return { refusedBy: 'uniqueConstraint' };
