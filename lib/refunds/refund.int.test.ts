@@ -99,6 +99,19 @@ describe('refunds, from the pipeline', () => {
     expect(claims).toEqual([{ status: 'REQUESTED', dedupRows: 0 }]);
   });
 
+  it('with no claim (layers 3 and 4 off), an order retention pruned before the ledger counted the refund: "no such order", nothing refunded', async () => {
+    const { orderNo, who } = await paidOrder({ layers: only('requestKey') });
+    // Pruned as layer 2 claims the refund's key, before its row is written: the row then outlives the order.
+    const prune = async (point: string) => {
+      if (point !== 'key.claim') return;
+      await getDb().$executeRaw`DELETE FROM orders WHERE order_no = ${orderNo}`;
+    };
+    const request = { orderNo, caller: who, channel: 'api', amountCents: 500, requestId: 'rq-pruned-bare' } as const;
+    const result = await refund(request, { ...defaultRefundOptions(), at: prune });
+    expect(result.kind).toBe('order_not_found');
+    expect(await bankRefunds(orderNo)).toEqual([]);
+  });
+
   it('a charge its payment could not record (layer 5 alone, the process died after the bank): the refund asks the bank, records it and refunds', async () => {
     const who = caller();
     const orderNo = await newOrder({ layers: only('bankKey'), faults: { crashAfterCharge: true } });

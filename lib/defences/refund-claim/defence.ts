@@ -192,7 +192,9 @@ export function unguardedRefund(options: { bankKeyOf?: (reference: string) => st
     name: 'refund',
     async guard(attempt, next) {
       const { orderNo, amountCents } = attempt;
-      if (!(await reserveUnguarded(attempt, amountCents))) return refusedByTheLedger(attempt, options.bankKeyOf);
+      const reserved = await reserveUnguarded(attempt, amountCents);
+      if (reserved === 'gone') return stopped({ kind: 'order_not_found' });
+      if (reserved === 'exceeds') return refusedByTheLedger(attempt, options.bankKeyOf);
       const end = await next();
       const { verdict } = end.kind === 'banked' ? end : { verdict: undefined };
       if (verdict?.kind === 'settled') {

@@ -143,15 +143,17 @@ export async function leftToRefund(orderNo: string): Promise<number> {
  * (recordUnrecordedRefund), finding a refund of it that no attempt recorded (one died after the bank), count nothing
  * again. Without a claim the mark is never taken off: an attempt's own amount is all it gives back.
  */
-export async function reserveUnguarded(ref: RefundRef, amountCents: number): Promise<boolean> {
+export async function reserveUnguarded(ref: RefundRef, amountCents: number): Promise<'reserved' | 'exceeds' | 'gone'> {
   try {
-    await hotPath().$queryRaw`
+    const counted = await hotPath().$queryRaw<unknown[]>`
       WITH mark AS (UPDATE refunds SET reserved = true, updated_at = now() WHERE ${whereRefund(ref)} RETURNING 1)
       UPDATE orders SET refunded_cents = refunded_cents + ${amountCents}, updated_at = now()
       WHERE order_no = ${ref.orderNo} RETURNING 1`;
-    return true;
+    // No order to count it on: retention pruned it since the attempt read it (as for a claim, claimRefund). Its
+    // refund's row is left marked, an orphan nothing reads.
+    return counted.length === 1 ? 'reserved' : 'gone';
   } catch (error) {
-    if (isLedgerViolation(error)) return false;
+    if (isLedgerViolation(error)) return 'exceeds';
     throw error;
   }
 }
