@@ -115,6 +115,22 @@ export const MUTANTS: Mutant[] = [
     files: REFUNDS,
   },
   {
+    name: 'refund-claim-counted-nowhere',
+    breaks: "a refund's claim the order's ledger did not count (retention pruned the order) goes to the bank",
+    file: 'lib/defences/refund-claim/store.ts',
+    from: 'if (row.ledger === 1) return { fence: row.fence };',
+    to: 'return { fence: row.fence };',
+    files: REFUNDS,
+  },
+  {
+    name: 'unguarded-refund-counted-nowhere',
+    breaks: 'with no claim, a refund whose own ledger write met no order (retention pruned it) goes to the bank',
+    file: 'lib/defences/refund-claim/store.ts',
+    from: "return counted.length === 1 ? 'reserved' : 'gone';",
+    to: "return 'reserved';",
+    files: REFUNDS,
+  },
+  {
     name: 'refund-report-ignored',
     breaks: "the sweep does not read the bank's refunds: a refund no claim records stays unrecorded",
     file: 'lib/refunds/reconcile.ts',

@@ -1,7 +1,7 @@
 // The race explorer for refunds, on the real code, real PostgreSQL and Redis: one paid order ($42.00), refund
 // attempts of one or more identities (the same request id, or ids of their own), the refunds' reconciler and
 // sweep as actors under a RaceScheduler, and what strikes between their steps (the clock past a lease or the
-// settlement window, a restart, Redis losing its keys). After the schedule time passes and the sweep settles;
+// settlement window, a restart, Redis losing its keys, retention pruning the order: it was paid 40 days ago). After the schedule time passes and the sweep settles;
 // then the invariants refunds must keep are checked, and the first identity's caller retries once more.
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
@@ -13,6 +13,7 @@ import { bootPrefix, instanceName } from '../../lib/instance.ts';
 import { ALL_LAYERS_OFF, ALL_LAYERS_ON, BANK_SETTLEMENT_WINDOW_MS, type Faults } from '../../lib/lab/settings.ts';
 import { createOrder } from '../../lib/payments/orders.ts';
 import { defaultPayOptions, pay } from '../../lib/payments/pay.ts';
+import { pruneOldRecords } from '../../lib/payments/retention.ts';
 import { getRedis } from '../../lib/redis.ts';
 import { reconcileRefund, reconcileStaleRefunds } from '../../lib/refunds/reconcile.ts';
 import { defaultRefundOptions, type RefundResult, refund } from '../../lib/refunds/refund.ts';
@@ -28,6 +29,7 @@ export const REFUND_INVARIANTS = [
   'nobody is told SUCCEEDED with a refund the bank never made',
   'a takeover never takes a live claim',
   'the last retry of the first refund is told its refund',
+  'once retention pruned the order, the bank makes no refund of it',
 ];
 
 const REFUND_BANK_FAULTS = ['none', 'lateCharge', 'timeoutAfterCharge', 'bankError'] as const;
@@ -39,7 +41,7 @@ const BANK: Record<RefundBankFault, Partial<Faults>> = {
   bankError: { bankFailure: 'error' },
 };
 
-const EVENTS = ['lease', 'window', 'restart', 'flushRedis'] as const;
+const EVENTS = ['lease', 'window', 'restart', 'flushRedis', 'prune'] as const;
 type RefundEvent = (typeof EVENTS)[number];
 
 export type RefundSchedule = {
@@ -72,6 +74,8 @@ export class RefundWorld {
   readonly ends = new Map<string, Promise<ActorEnd<unknown>>>();
   private readonly deadHolders = new Set<string>();
   redisLost = false;
+  /** The bank's refunds of the order when retention pruned it (undefined: not pruned). */
+  private prunedWith: Set<string> | undefined;
   private lives = 0;
   private lifePrefix = bootPrefix();
   private ids = 0;
@@ -99,6 +103,10 @@ export class RefundWorld {
     if (paid.kind !== 'completed') throw new Error(`the order was not paid: ${paid.kind}`);
     const lab = { layers: { ...ALL_LAYERS_OFF, ...layers }, claims: { leaseMs: LEASE_MS } };
     await getDb().order.update({ where: { orderNo }, data: { lab } });
+    // Paid long ago, as retention's due orders are: a refund's write on the order makes it recent again.
+    await getDb().$executeRaw`
+      UPDATE orders SET created_at = now() - interval '40 days', updated_at = now() - interval '40 days'
+      WHERE order_no = ${orderNo}`;
     return new RefundWorld(orderNo, caller, layers, sameId);
   }
 
@@ -149,7 +157,29 @@ export class RefundWorld {
         if (keys.length > 0) await getRedis().del(...keys);
         return;
       }
+      case 'prune': {
+        // Retention's own statement, by its own rules (the order due unless a refund touched it or is in doubt), the
+        // bank's books apart (BANK_DATABASE_URL): its charge and refunds stay, as a processor's would.
+        const before = (await this.bankRefunds()).map((r) => r.id);
+        const pruned = await pruneOldRecords(new Date(Date.now() - 30 * 86_400_000), {
+          orderNos: [this.orderNo],
+          bankApart: true,
+        });
+        if (Number(pruned.orders) > 0) this.prunedWith ??= new Set(before);
+        return;
+      }
     }
+  }
+
+  private bankRefunds() {
+    return getDb().$queryRaw<Array<{ id: string; merchantRef: string; amountCents: number }>>`
+      SELECT r.id, r.merchant_ref AS "merchantRef", r.amount_cents AS "amountCents"
+      FROM bank_refunds r JOIN bank_charges c ON c.id = r.charge_id WHERE c.merchant_ref = ${this.orderNo}`;
+  }
+
+  /** Whether retention pruned the order (what is left of its records is then nobody's to check). */
+  get pruned(): boolean {
+    return this.prunedWith !== undefined;
   }
 
   /** The process dies with every actor in it; it starts again, and its start-up sweep runs. */
@@ -237,9 +267,7 @@ export class RefundWorld {
         where: { orderNo: this.orderNo },
         select: { refundKey: true, status: true, amountCents: true, reserved: true, bankRefundId: true },
       }),
-      db.$queryRaw<Array<{ id: string; merchantRef: string; amountCents: number }>>`
-        SELECT r.id, r.merchant_ref AS "merchantRef", r.amount_cents AS "amountCents"
-        FROM bank_refunds r JOIN bank_charges c ON c.id = r.charge_id WHERE c.merchant_ref = ${this.orderNo}`,
+      this.bankRefunds(),
       db.idempotentRecord.findMany({
         where: { bizType: 'REFUND', bizNo: { startsWith: `${this.orderNo}/` } },
         select: { bizNo: true, outcome: true },
@@ -254,7 +282,7 @@ export class RefundWorld {
     for (let round = 0; round < 8; round++) {
       this.clock.now += BANK_SETTLEMENT_WINDOW_MS + 2 * LEASE_MS + 1;
       await reconcileStaleRefunds({ now: this.now, orderNos: [this.orderNo], landedSince: 0, settledBy: this.now() });
-      const state = JSON.stringify(await this.read());
+      const state = JSON.stringify(this.pruned ? await this.bankRefunds() : await this.read());
       if (state === last) return;
       last = state;
     }
@@ -267,6 +295,12 @@ export class RefundWorld {
   }
 
   async check(told: RefundResult[], when: string): Promise<string[]> {
+    if (this.prunedWith) {
+      // Its records went with it, as retention means them to; a refund the bank made since is counted nowhere.
+      const before = this.prunedWith;
+      const since = (await this.bankRefunds()).filter((r) => !before.has(r.id));
+      return since.map((r) => `${when}: the bank refunded ${r.merchantRef} (${r.id}) after retention pruned the order`);
+    }
     const { order, rows, bank, dedup } = await this.read();
     const found: string[] = [];
     const refunded = bank.reduce((sum, r) => sum + r.amountCents, 0);
@@ -349,7 +383,7 @@ async function finishRefunds(world: RefundWorld, amountCents: number): Promise<s
   const last = await world.refund('rq0', amountCents, undefined, 'none', 'last');
   await world.settle();
   violations.push(...(await world.check([...told, last], 'after a last retry')));
-  const settled = (await world.read()).rows.find((row) => row.refundKey === 'rq0');
+  const settled = world.pruned ? undefined : (await world.read()).rows.find((row) => row.refundKey === 'rq0');
   if (settled?.status === 'SUCCEEDED' && world.bounded()) {
     const outcome = 'outcome' in last ? last.outcome : undefined;
     if (outcome?.status !== 'SUCCEEDED' || outcome.refundId !== settled.bankRefundId) {
@@ -424,6 +458,26 @@ export const REFUND_SCRIPTS: RefundScript[] = [
     ],
     steps: [{ run: 'first' }, { strike: 'lease' }, { strike: 'lease' }, { run: 'sweep1' }],
   },
+  ...(
+    [
+      ['requestKey', 'stateMachine', 'uniqueConstraint'],
+      ['requestKey', 'uniqueConstraint'],
+      ['requestKey', 'bankKey'],
+    ] as const
+  ).map(
+    (on): RefundScript => ({
+      // Retention prunes the order after the attempt read it, as layer 2 claims the refund's key: the refund's row,
+      // written next, outlives the order (as a row written after retention's snapshot does). The claim (or, with no
+      // claim, the attempt's own write on the ledger) then meets no order: what the ledger did not count must not
+      // go to the bank, which still has the charge. Layer 2 is on for its race point, the only one between the
+      // attempt's read of the order and the refund's row.
+      name: `an order pruned before its refund's row was written (${on.join(' + ')}): no refund at the bank`,
+      layers: only(...on),
+      amountCents: 500,
+      actors: [{ name: 'first', kind: 'refund', requestId: 'rq0', amountCents: 500 }],
+      steps: [{ run: 'first', to: 'key.claim' }, { strike: 'prune' }, { run: 'first' }],
+    }),
+  ),
 ];
 
 function isRefundResult(value: unknown): value is RefundResult {
