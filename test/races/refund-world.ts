@@ -1,8 +1,9 @@
 // The race explorer for refunds, on the real code, real PostgreSQL and Redis: one paid order ($42.00), refund
 // attempts of one or more identities (the same request id, or ids of their own), the refunds' reconciler and
 // sweep as actors under a RaceScheduler, and what strikes between their steps (the clock past a lease or the
-// settlement window, a restart, Redis losing its keys, retention pruning the order: it was paid 40 days ago). After the schedule time passes and the sweep settles;
-// then the invariants refunds must keep are checked, and the first identity's caller retries once more.
+// settlement window, a restart, Redis losing its keys, retention pruning the order: it was paid 40 days ago).
+// After the schedule time passes and the sweep settles; then the invariants refunds must keep are checked, and the
+// first identity's caller retries once more.
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { getDb } from '../../lib/db.ts';
