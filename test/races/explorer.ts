@@ -24,6 +24,8 @@ export type Schedule = {
   first: BankFault;
   /** Further payment attempts for the same order, 1-3. */
   duplicates: number;
+  /** Each duplicate's bank fault, in spawning order ('none' where the list ends: schedules kept from before it). */
+  duplicateBanks?: BankFault[];
   /** Whether the duplicates retry with the first attempt's key (one intent) or each bring their own. */
   sameKey: boolean;
   /** Whether the payments are checked at their claim, the order not read first (the lab off; world.ts). */
@@ -65,7 +67,8 @@ export async function runSchedule(schedule: Schedule): Promise<Finding | undefin
   const world = await RaceWorld.create(schedule.layers, schedule.sameKey, schedule.checkAtClaim);
   const plans: ActorPlan[] = [{ name: 'first', kind: 'pay', key: 'k0', bank: schedule.first }];
   for (let i = 1; i <= schedule.duplicates; i++) {
-    plans.push({ name: `dup${i}`, kind: 'pay', key: schedule.sameKey ? 'k0' : `k${i}` });
+    const bank = schedule.duplicateBanks?.[i - 1] ?? 'none';
+    plans.push({ name: `dup${i}`, kind: 'pay', key: schedule.sameKey ? 'k0' : `k${i}`, bank });
   }
   for (let i = 1; i <= schedule.reconcilers; i++) plans.push({ name: `rec${i}`, kind: 'reconcile' });
   for (let i = 1; i <= schedule.sweeps; i++) plans.push({ name: `sweep${i}`, kind: 'sweep' });
@@ -192,6 +195,11 @@ export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc.record({
   layers: layersArbitrary,
   first: fc.constantFrom(...BANK_FAULTS),
   duplicates: fc.integer({ min: 1, max: 3 }),
+  // Half the duplicates' calls go to a bank that behaves, so that the first attempt's faults still meet them often.
+  duplicateBanks: fc.array(fc.oneof(fc.constant<BankFault>('none'), fc.constantFrom(...BANK_FAULTS)), {
+    minLength: 3,
+    maxLength: 3,
+  }),
   sameKey: fc.boolean(),
   checkAtClaim: fc.boolean(),
   reconcilers: fc.integer({ min: 0, max: 2 }),

@@ -52,6 +52,8 @@ export type RefundSchedule = {
   first: RefundBankFault;
   /** Further attempts: of the first refund (its request id and amount), or of refunds of their own. */
   duplicates: number;
+  /** Each further attempt's bank fault, in spawning order ('none' where the list ends: schedules kept from before it). */
+  duplicateBanks?: RefundBankFault[];
   sameId: boolean;
   reconcilers: number;
   sweeps: number;
@@ -345,7 +347,8 @@ export async function runRefundSchedule(schedule: RefundSchedule): Promise<strin
   ];
   for (let i = 1; i <= schedule.duplicates; i++) {
     const requestId = schedule.sameId ? 'rq0' : `rq${i}`;
-    plans.push({ name: `dup${i}`, kind: 'refund', requestId, amountCents: schedule.amountCents });
+    const bank = schedule.duplicateBanks?.[i - 1] ?? 'none';
+    plans.push({ name: `dup${i}`, kind: 'refund', requestId, amountCents: schedule.amountCents, bank });
   }
   for (let i = 1; i <= schedule.reconcilers; i++) plans.push({ name: `rec${i}`, kind: 'reconcile', requestId: 'rq0' });
   for (let i = 1; i <= schedule.sweeps; i++) plans.push({ name: `sweep${i}`, kind: 'sweep' });
@@ -498,6 +501,11 @@ export const refundScheduleArbitrary: fc.Arbitrary<RefundSchedule> = fc.record({
   amountCents: fc.constantFrom(500, 3_000),
   first: fc.constantFrom(...REFUND_BANK_FAULTS),
   duplicates: fc.integer({ min: 1, max: 3 }),
+  // Half the further attempts' calls go to a bank that behaves, so that the first attempt's faults still meet them.
+  duplicateBanks: fc.array(fc.oneof(fc.constant<RefundBankFault>('none'), fc.constantFrom(...REFUND_BANK_FAULTS)), {
+    minLength: 3,
+    maxLength: 3,
+  }),
   sameId: fc.boolean(),
   reconcilers: fc.integer({ min: 0, max: 2 }),
   sweeps: fc.integer({ min: 0, max: 1 }),

@@ -5,7 +5,9 @@
 //   actors   the first attempt (key k0) with one bank fault or none, a duplicate (the same key, or its own
 //            where layer 2 is on with a database layer or the bank's key), and the reconciler; or, instead of
 //            the duplicate's running beside them, a restart: it kills every actor, and the duplicate arrives in
-//            the new life beside the start-up sweep
+//            the new life beside the start-up sweep. Running beside the first, the duplicate has a bank fault
+//            of its own or none, whatever the first's: both calls may be faulty (a taker whose own call times
+//            out, fails or is declined; two calls in doubt at once)
 //   faults   any actor dies at any point, holding its claims (one "stop" move covers them all); the clock jumps
 //            past the lease once, at any moment (a pause of whoever waits then); Redis loses every key once, at
 //            any moment (where layer 2 is on beside a layer that survives it), with the bank's faults that leave
@@ -17,6 +19,8 @@ import type { Cast, Role } from './checker.ts';
 import type { BankFault } from './world.ts';
 
 export const FIRST_BANK_FAULTS: BankFault[] = ['none', 'lateCharge', 'timeoutAfterCharge', 'bankError', 'decline'];
+/** The duplicate's, beside the first: the same five. */
+const DUPLICATE_BANK_FAULTS = FIRST_BANK_FAULTS;
 /** The bank faults that leave a charge in doubt: combined with Redis losing its keys. */
 const IN_DOUBT: BankFault[] = ['none', 'lateCharge', 'timeoutAfterCharge'];
 
@@ -47,13 +51,18 @@ export function castsOf(layers: Layers): Cast[] {
   // key makes no difference; with it and another layer, the duplicate brings its own too.
   const duplicateKeys = layers.requestKey && survives ? ['k0', 'k1'] : layers.requestKey ? ['k0'] : ['k1'];
   const casts: Cast[] = [];
+  const common = { layers, leaseTicks: 1, windowTicks: 0 };
+  const reconciler: Role = { name: 'rec1', kind: 'reconcile' };
   for (const bank of FIRST_BANK_FAULTS) {
+    const first: Role = { name: 'first', kind: 'pay', plan: { key: 'k0', bank } };
     for (const key of duplicateKeys) {
-      const first: Role = { name: 'first', kind: 'pay', plan: { key: 'k0', bank } };
+      // Each configuration's first cast is the first attempt and a duplicate both without a fault (npm test's
+      // sample of traces is taken from it: races.int.test.ts).
+      for (const its of DUPLICATE_BANK_FAULTS) {
+        const beside: Role = { name: 'dup1', kind: 'pay', plan: { key, bank: its } };
+        casts.push({ ...common, roles: [first, beside, reconciler], flushRedis: false });
+      }
       const duplicate: Role = { name: 'dup1', kind: 'pay', plan: { key, bank: 'none' } };
-      const reconciler: Role = { name: 'rec1', kind: 'reconcile' };
-      const common = { layers, leaseTicks: 1, windowTicks: 0 };
-      casts.push({ ...common, roles: [first, duplicate, reconciler], flushRedis: false });
       casts.push({ ...common, roles: [first, reconciler], restart: [duplicate], flushRedis: false });
       if (layers.requestKey && survives && IN_DOUBT.includes(bank)) {
         casts.push({ ...common, roles: [first, duplicate, reconciler], flushRedis: true });
