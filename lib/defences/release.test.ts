@@ -48,6 +48,18 @@ const ROWS: Array<{ end: Ending; tookOver?: boolean; fates: Record<(typeof RELEA
     end: banked({ kind: 'unknown', since: 5 }),
     fates: { noMoneyMoved: 'keepUnknown', anyError: 'release', never: 'leave' },
   },
+  // A claim taken over: its own call in doubt is kept so too; its own call that moved nothing is given back (its
+  // question to the bank raised the bank's fencing token first, so nothing of the earlier attempts can land).
+  {
+    end: banked({ kind: 'unknown', since: 5 }),
+    tookOver: true,
+    fates: { noMoneyMoved: 'keepUnknown', anyError: 'release', never: 'leave' },
+  },
+  {
+    end: banked({ kind: 'nothingMoved' }),
+    tookOver: true,
+    fates: { noMoneyMoved: 'release', anyError: 'release', never: 'leave' },
+  },
 ];
 
 describe('when a claim is given back (the article’s third detail)', () => {

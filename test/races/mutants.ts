@@ -89,6 +89,14 @@ export const MUTANTS: Mutant[] = [
     from: 'if (request.fence && !(await raiseFence(request.fence))) throw new BankFencedError(request.fence);',
     to: '',
   },
+  {
+    name: 'taker-doubt-released',
+    breaks:
+      'a taken-over key whose own bank call ended in doubt is given back, not kept unknown: a retry of the key charges again',
+    file: 'lib/defences/release.ts',
+    from: "      return { kind: 'keepUnknown', since: verdict.since };",
+    to: "      return tookOver ? { kind: 'release', onError: false } : { kind: 'keepUnknown', since: verdict.since };",
+  },
   // ---- refunds (the refunds' explorer, test/races/refund-world.ts) ----
   {
     name: 'refund-bank-fence-removed',
