@@ -73,7 +73,9 @@ describe('the lab’s own tracer', () => {
     const span = new LaneTracerProvider(lab.reader).getTracer(TRACER_NAME).startSpan('payment');
     const before = performance.timeOrigin + performance.now();
     decide(span, 'request', 'received');
-    span.addEvent('late', Date.now() + 5);
+    // On decide()'s clock too: Date.now() may stand apart from it by more than the 5 ms (the wall clock is set by
+    // NTP, the monotonic one is not; they were 17 ms apart once, under load).
+    span.addEvent('late', performance.timeOrigin + performance.now() + 5);
     span.end();
     const [recorded] = lab.ended;
     const ms = ([seconds, nanos]: readonly [number, number]) => seconds * 1_000 + nanos / 1e6;
