@@ -195,7 +195,7 @@ export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc.record({
   layers: layersArbitrary,
   first: fc.constantFrom(...BANK_FAULTS),
   duplicates: fc.integer({ min: 1, max: 3 }),
-  // Half the duplicates' calls go to a bank that behaves, so that the first attempt's faults still meet them often.
+  // Most duplicates' calls (three in five) go to a bank that behaves, so that the first attempt's faults still meet them.
   duplicateBanks: fc.array(fc.oneof(fc.constant<BankFault>('none'), fc.constantFrom(...BANK_FAULTS)), {
     minLength: 3,
     maxLength: 3,
