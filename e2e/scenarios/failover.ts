@@ -1,7 +1,7 @@
 // What the failover rows share (a Redis failover, a PostgreSQL failover): a client that pays each order with a key
 // of its own and retries as Retry-After says, and an app instance of the row's own, the production build, killed
 // with the worker when nothing stopped it first.
-import type { APIRequestContext } from '@playwright/test';
+import type { APIRequestContext, TestInfo } from '@playwright/test';
 import { nextEnv, type RunningApp, startCapturedApp } from '../../scripts/lib/next-app';
 
 export type Answer = { status: number; headers: Record<string, string>; text: string };
@@ -52,4 +52,18 @@ export async function startOwnApp(port: number, env: Record<string, string>): Pr
       process.removeListener('exit', killOnExit);
     },
   };
+}
+
+/**
+ * When the test failed, attaches what its own processes printed (the app's log, the servers'), which the
+ * failure's message does not show: why an app stayed unhealthy, which server refused what.
+ */
+export async function attachOutputsOnFailure(
+  testInfo: TestInfo,
+  outputs: Record<string, (() => string) | undefined>,
+): Promise<void> {
+  if (testInfo.status === testInfo.expectedStatus) return;
+  for (const [name, output] of Object.entries(outputs)) {
+    if (output) await testInfo.attach(name, { body: output(), contentType: 'text/plain' });
+  }
 }

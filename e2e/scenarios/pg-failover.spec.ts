@@ -32,7 +32,7 @@ import type { RunningApp } from '../../scripts/lib/next-app';
 import { type PatroniNode, type PatroniTopology, startPatroniTopology } from '../../scripts/lib/patroni';
 import { chargeCount, expect, test } from '../fixtures';
 import { categorizeResponse, type RunCell, scenarioInOneRun } from './cell';
-import { payingClient, startOwnApp } from './failover';
+import { attachOutputsOnFailure, payingClient, startOwnApp } from './failover';
 import { CONFIGURATIONS, DATABASE_FAILOVER_ROWS } from './matrix';
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -59,7 +59,9 @@ let app: RunningApp | undefined;
 /** The replica's WAL receiver while it is paused. */
 let receiverToResume: number | undefined;
 
-test.afterEach(async () => {
+// biome-ignore lint/correctness/noEmptyPattern: Playwright's fixture signature
+test.afterEach(async ({}, testInfo) => {
+  await attachOutputsOnFailure(testInfo, { 'the app': app?.output, 'the database servers': topology?.output });
   if (receiverToResume) {
     try {
       process.kill(receiverToResume, 'SIGKILL');

@@ -30,7 +30,7 @@ import { type SentinelTopology, startSentinelTopology } from '../../scripts/lib/
 import { ensureProgram, REDIS_SERVER } from '../../scripts/lib/system-programs';
 import { chargeCount, expect, test } from '../fixtures';
 import { categorizeResponse, type RunCell, scenarioInOneRun } from './cell';
-import { payingClient, startOwnApp } from './failover';
+import { attachOutputsOnFailure, payingClient, startOwnApp } from './failover';
 import { CONFIGURATIONS } from './matrix';
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -66,7 +66,9 @@ test.beforeEach(async () => {
   });
 });
 
-test.afterEach(async () => {
+// biome-ignore lint/correctness/noEmptyPattern: Playwright's fixture signature
+test.afterEach(async ({}, testInfo) => {
+  await attachOutputsOnFailure(testInfo, { 'the app': app?.output, 'the Redis servers': topology?.output });
   await app?.stop();
   await topology?.stop();
   app = undefined;
@@ -114,9 +116,16 @@ scenarioInOneRun('redis-failover', 'one failover, eight orders: one per configur
     .toBe(redis.replica.port);
   // The app's connections find the new primary through the Sentinels on their own schedule (a reconnect's
   // backoff, a health probe of 1.5 s): on a busy machine that is tens of seconds. A guard against a hang.
+  // The health's body, not only its status, so that a failure says which service stayed down.
   await expect
-    .poll(async () => (await fetch(`${APP}/api/health`)).status, { timeout: 120_000, intervals: [200] })
-    .toBe(200);
+    .poll(
+      async () => {
+        const response = await fetch(`${APP}/api/health`);
+        return `${response.status} ${await response.text()}`;
+      },
+      { timeout: 120_000, intervals: [200] },
+    )
+    .toMatch(/^200 /);
   // The promoted replica never saw a claim.
   expect(await redis.connect(redis.replica).keys(`idem:{c.${CLIENT}:*`)).toEqual([]);
   // The lab says what happened, in every attendee's timeline (the events before it went with the old primary).
