@@ -39,8 +39,16 @@ export function connectRedis(target: RedisTarget | string): RedisClient {
     // Through Sentinel (ioredis's own support): each connection asks a Sentinel which server is the primary,
     // and `failoverDetector` drops the connection when the Sentinels announce a new one (+switch-master), so
     // the client does not stay on a demoted primary that still answers. Writes it acknowledged that had not
-    // reached the replica are lost in a failover all the same (decision 019).
-    return new Redis({ ...CONNECTION, retryStrategy, ...where, failoverDetector: true });
+    // reached the replica are lost in a failover all the same (decision 019). A Sentinel that takes the
+    // connection and never answers (paused, swapped out) is given up after a command's deadline, and the next
+    // one asked: without it the client would wait on that one Sentinel for ever, the others knowing the primary.
+    return new Redis({
+      ...CONNECTION,
+      retryStrategy,
+      ...where,
+      failoverDetector: true,
+      sentinelCommandTimeout: COMMAND_TIMEOUT_MS,
+    });
   }
   if (!isRedisClusterUrl(where.url)) return new Redis(where.url, { ...CONNECTION, retryStrategy });
   const { nodes, username, password, tls } = parseRedisClusterUrl(where.url);
