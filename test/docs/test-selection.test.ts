@@ -181,9 +181,11 @@ function problemWith(tests: Listed[], { where, command, pattern }: DocPattern): 
 }
 
 let tests: Listed[] = [];
+// Playwright loads and compiles every spec file to list them: about 20 s alone here, over 60 s beside a second
+// test run (load 25), where a minute's guard failed the file.
 beforeAll(async () => {
   tests = await listTests();
-}, 60_000);
+}, 180_000);
 
 describe('the matrix rows', () => {
   const rows = [
