@@ -53,6 +53,9 @@ let app: RunningApp | undefined;
 // A failover uses the topology up (its primary is dead after it): every run of the test starts its own, and its
 // own app, on the same ports, so runs of it go one at a time (`--repeat-each 5 --workers 1`).
 test.beforeEach(async () => {
+  // The test's own guard (scenarioInOneRun's 300 s) is set in its body, after this hook: beside a second test run,
+  // starting five Redis servers and an app went past the default minute. The hook runs under the same guard.
+  test.setTimeout(300_000);
   topology = await startSentinelTopology({
     binary: ensureProgram(REDIS_SERVER, console.log),
     basePort: REDIS_BASE_PORT,
