@@ -143,3 +143,70 @@ describe('the conformance kit', () => {
     expect(selectCases([], ['exact-replay']).map((c) => c.name)).not.toContain('exact-replay');
   });
 });
+
+/**
+ * A right endpoint (409 while the first runs, the first answer replayed) in front of which every other slowed
+ * transfer's first request is held for `holdMs`, as a busy machine's scheduler may hold it: the retry sent after it
+ * is then seen first and runs, and the first sent is the one told 409. Both answers are right.
+ */
+function heldFirstEndpoint(holdMs: number): Server {
+  const keys = new Map<string, { answer?: string }>();
+  const effects = new Map<string, number>();
+  const seen = new Set<string>();
+  const handle = async (request: IncomingMessage, response: ServerResponse, text: string) => {
+    if (request.method === 'GET' && request.url?.startsWith('/count/')) {
+      return response.end(String(effects.get(request.url.slice('/count/'.length)) ?? 0));
+    }
+    const key = String(request.headers['idempotency-key']);
+    const body = JSON.parse(text) as { reference: string; amountCents: number; delayMs?: number };
+    if (body.delayMs && !seen.has(body.reference)) {
+      seen.add(body.reference);
+      if (seen.size % 2 === 1) await new Promise((resolve) => setTimeout(resolve, holdMs));
+    }
+    const held = keys.get(key);
+    if (held) {
+      response.writeHead(held.answer ? 201 : 409, { 'content-type': 'application/json', 'retry-after': '1' });
+      return response.end(held.answer ?? '{}');
+    }
+    const claim: { answer?: string } = {};
+    keys.set(key, claim);
+    effects.set(body.reference, (effects.get(body.reference) ?? 0) + 1);
+    await new Promise((resolve) => setTimeout(resolve, body.delayMs ?? 0));
+    claim.answer = JSON.stringify({ id: randomUUID(), reference: body.reference, amountCents: body.amountCents });
+    response.writeHead(201, { 'content-type': 'application/json' });
+    response.end(claim.answer);
+  };
+  return createServer((request, response) => {
+    let text = '';
+    request.on('data', (chunk) => {
+      text += chunk;
+    });
+    request.on('end', () => void handle(request, response, text));
+  });
+}
+
+describe('the conformance kit, when the retry is seen before the first', () => {
+  it('sends the pair again for a new subject, and judges the pair that overlapped as sent', async () => {
+    const server = heldFirstEndpoint(900);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const result = await runConformance({
+        target: new URL(`http://127.0.0.1:${port}`),
+        adapter: naiveAdapter(),
+        only: ['retry-while-running', 'prefer-wait'],
+        parallel: 1,
+        slowMs: 1_500,
+      });
+      for (const name of ['retry-while-running', 'prefer-wait']) {
+        const found = result.cases.find((c) => c.name === name);
+        expect(found?.status, found?.evidence.join('\n')).toBe('pass');
+        expect(found?.notes).toContain(
+          'the second request was seen first (the first sent was told 409): sent again for a new subject',
+        );
+      }
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }, 60_000);
+});
