@@ -41,17 +41,8 @@ export function payingClient(options: {
 
 /** `next start` of the production build on `port`, with `env` over the tests' own. */
 export async function startOwnApp(port: number, env: Record<string, string>): Promise<RunningApp> {
-  const app = await startCapturedApp({ port, env: nextEnv({ PORT: String(port), ...env }) });
-  // The last resort: this worker ends without its afterEach (torn down).
-  const killOnExit = () => app.child.kill('SIGKILL');
-  process.on('exit', killOnExit);
-  return {
-    ...app,
-    stop: async () => {
-      await app.stop();
-      process.removeListener('exit', killOnExit);
-    },
-  };
+  // Killed if this worker ends without its afterEach (torn down), even while it is still starting.
+  return startCapturedApp({ port, env: nextEnv({ PORT: String(port), ...env }) });
 }
 
 /**

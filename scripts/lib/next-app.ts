@@ -103,9 +103,15 @@ export type RunningApp = {
   kill: () => Promise<void>;
 };
 
-/** `next start` of the production build with its output captured, resolved once it answers (or killed, and thrown). */
+/**
+ * `next start` of the production build with its output captured, resolved once it answers (or killed, and thrown).
+ * Killed when this process exits, from the moment it is started: a test whose hook timed out while the app was
+ * still starting once left it running after the whole suite had ended.
+ */
 export async function startCapturedApp(options: { port: number; env: NodeJS.ProcessEnv }): Promise<RunningApp> {
   const child = startApp({ port: options.port, env: options.env, capture: true });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
   let output = '';
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-20_000);
@@ -115,6 +121,8 @@ export async function startCapturedApp(options: { port: number; env: NodeJS.Proc
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());
+  }).then(() => {
+    process.removeListener('exit', killOnExit);
   });
   const end = async (signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
