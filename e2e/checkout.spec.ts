@@ -1,5 +1,6 @@
 import AxeBuilder from '@axe-core/playwright';
 import { ALL_OFF, ALL_ON, CheckoutPage, chargeCount, createOrder, expect, test } from './fixtures';
+import { DEEP_TAG } from './tiers';
 
 test.describe('checkout', () => {
   test('on a phone, the number of charges is beside the Pay button', async ({ request, checkout, page }) => {
@@ -62,6 +63,9 @@ test.describe('checkout', () => {
 
 // /lab and /scenarios are checked where their layouts are (every violation, not only the serious ones):
 // lab-page.spec.ts at a projector's size with every folded group open, scenarios-page.spec.ts on a phone.
+/** The tags of a describe in `locale`: in Chinese, `npm run test:deep`'s (e2e/tiers.ts). */
+const tagOf = (locale: string) => (locale === 'zh-CN' ? [DEEP_TAG] : []);
+
 test.describe('accessibility', () => {
   for (const path of ['/', '/checkout/{order}', '/api/docs', '/problems/idempotency-key']) {
     test(`${path} has no serious or critical axe violation`, async ({ page, request }) => {
@@ -83,7 +87,7 @@ for (const [locale, lost, statement] of [
   ['en-US', /The card may have been charged/, 'Card statement: Charged once.'],
   ['zh-CN', /卡可能已经被扣款/, '银行卡账单：已扣款一次。'],
 ] as const) {
-  test.describe(`a payment whose answer never comes back (${locale})`, () => {
+  test.describe(`a payment whose answer never comes back (${locale})`, { tag: tagOf(locale) }, () => {
     test.use({ locale });
     test('says the card may have been charged, beside a statement that shows the charge', async ({
       request,
@@ -114,7 +118,7 @@ for (const [locale, success, none] of [
   ['en-US', 'Payment successful', 'No charge yet'],
   ['zh-CN', '支付成功', '尚未扣款'],
 ] as const) {
-  test.describe(`the outcome beside the statement (${locale})`, () => {
+  test.describe(`the outcome beside the statement (${locale})`, { tag: tagOf(locale) }, () => {
     test.use({ locale });
     test('says "paying" until the statement shows the charge, never "successful" beside "no charge yet"', async ({
       request,

@@ -4,6 +4,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { ALL_OFF, ALL_ON, chargeCount, createOrder, expect, test, waitForAnswer } from './fixtures';
 import { englishLeft } from './i18n';
+import { DEEP_TAG } from './tiers';
 
 /** No English left in what the page shows, and axe passes. */
 async function expectChinese(page: Page): Promise<void> {
@@ -35,7 +36,7 @@ test.describe('in Chinese', () => {
   test.use({ locale: 'zh-CN' });
 
   for (const { name, path } of PAGES) {
-    test(`the ${name} page has no English left, and axe passes`, async ({ page }) => {
+    test(`the ${name} page has no English left, and axe passes`, { tag: DEEP_TAG }, async ({ page }) => {
       await page.goto(path);
       await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
       await expect(page.locator('h1')).toBeVisible();
@@ -84,9 +85,9 @@ test.describe('in Chinese', () => {
     expect(await englishLeft(page)).toEqual([]);
   });
 
-  test('the lab, with lanes on its timeline and every folded setting open, has no English left, and axe passes', async ({
-    page,
-  }) => {
+  test('the lab, with lanes on its timeline and every folded setting open, has no English left, and axe passes', {
+    tag: DEEP_TAG,
+  }, async ({ page }) => {
     await page.goto('/lab'); // this browser's session: the lanes of its payments show in its lab
     const orderNo = await createOrder(page.request, { layers: ALL_ON });
     const pay = (key: string) =>
@@ -122,7 +123,7 @@ test.describe('in Chinese', () => {
     expect(await englishLeft(page)).toEqual([]);
   });
 
-  test('the room has no English left, and axe passes', async ({ page }) => {
+  test('the room has no English left, and axe passes', { tag: DEEP_TAG }, async ({ page }) => {
     await page.goto('/lab/room'); // on loopback, open to the presenter at the keyboard
     await expect(page.getByRole('heading', { level: 1 })).toHaveText('全场视图');
     await expect(page.getByRole('heading', { name: '此刻' })).toBeVisible();

@@ -4,6 +4,7 @@
 import { onlyLayers } from '../lib/lab/settings';
 import { ALL_ON, CheckoutPage, chargeCount, createOrder, expect, test } from './fixtures';
 import { payOnce, retryUntilFinal } from './scenarios/cell';
+import { DEEP_TAG } from './tiers';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const REPETITIONS = 20;
@@ -25,7 +26,10 @@ test.describe('a payment stalls past its lease (1 s) for 2.5 s; after 1.3 s, 20 
   // One case after another, in one worker: each is a storm of its own.
   test.describe.configure({ mode: 'default' });
   for (const { name, layers, sameKey } of CASES) {
-    test(`${name}: exactly one charge, ${REPETITIONS} times out of ${REPETITIONS}`, async ({ request }) => {
+    // Each storm puts one layer alone to a storm of its own: `npm run test:deep` runs them (e2e/tiers.ts).
+    test(`${name}: exactly one charge, ${REPETITIONS} times out of ${REPETITIONS}`, { tag: DEEP_TAG }, async ({
+      request,
+    }) => {
       test.setTimeout(180_000);
       const orders = await Promise.all(
         Array.from({ length: REPETITIONS }, () =>

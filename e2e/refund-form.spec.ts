@@ -7,6 +7,7 @@ import type { Page } from '@playwright/test';
 import type { Layers } from '../lib/lab/settings';
 import { ALL_ON, expect, type Faults, openRefund, refund, refundsOf, test } from './fixtures';
 import { englishLeft } from './i18n';
+import { DEEP_TAG } from './tiers';
 
 /** A $42.00 order of this browser's session (every defence on, unless told); paid through the API unless told not to. */
 async function orderOfThisBrowser(
@@ -184,7 +185,8 @@ test.describe('the refund form', () => {
   });
 });
 
-test.describe('the refund form in Chinese', () => {
+// `npm run test:deep`'s (e2e/tiers.ts): npm test checks the checkout in Chinese.
+test.describe('the refund form in Chinese', { tag: DEEP_TAG }, () => {
   test.use({ locale: 'zh-CN' });
 
   test('(g) has no English left, before and after a refund, says it in the article’s words, and axe passes', async ({

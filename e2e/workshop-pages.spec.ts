@@ -4,6 +4,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { type Audience, EXERCISES, sectionOf } from '../lib/lab/exercises';
 import { expect, test } from './fixtures';
+import { DEEP_TAG } from './tiers';
 
 /** How many of the guide's sections (exercise 11 is one, for 11A and 11B) are played by this audience. */
 const sections = (audience: Audience) =>
@@ -13,7 +14,9 @@ const sections = (audience: Audience) =>
 const PAGES = ['/workshop', '/workshop/handout', '/workshop/facilitator', '/workshop/slides'];
 
 for (const locale of ['en-US', 'zh-CN'] as const) {
-  test.describe(`the workshop's pages (${locale})`, () => {
+  // In Chinese, `npm run test:deep`'s (e2e/tiers.ts).
+  const tag = locale === 'zh-CN' ? [DEEP_TAG] : [];
+  test.describe(`the workshop's pages (${locale})`, { tag }, () => {
     test.use({ locale });
 
     // One test per page: axe on the long guide and three more pages took one test past its minute beside a second

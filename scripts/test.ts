@@ -1,7 +1,11 @@
 // `npm test`: every check, against real services that this script starts and stops itself.
 //   types → lint → build → unit + integration (vitest; real PostgreSQL and Redis) → Playwright (Chromium; of the
 //   proof matrix, every scenario with every defence on and with none: the single-layer cells are tagged
-//   @full-matrix, which `npm run test:e2e` and `npm run scenarios` run too, and CI after npm test)
+//   @full-matrix, which `npm run test:e2e` and `npm run scenarios` run too)
+// `npm run test:deep` (`--only deep`): what npm test leaves out to stay within its minutes, and CI runs after it:
+//   the vitest project `deep` (the launcher with its own servers, the background jobs on 100,000 orders, the race
+//   explorer's random schedules and the fuzzing again, with more inputs) beside the project `cluster` on a Redis Cluster, then the browser tests tagged @full-matrix or @deep
+//   (e2e/tiers.ts).
 // The services use their own ports and a throwaway data folder (.data/test): demo data is never touched.
 // `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`; `--only scenarios` runs
 // the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images, `--only races`
@@ -12,7 +16,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { FULL_MATRIX_TAG } from '../e2e/scenarios/matrix.ts';
+import { LEFT_TO_DEEP } from '../e2e/tiers.ts';
 import { playwrightFailures, vitestFailures } from './lib/failures.ts';
 import { applyMigrations, freshDatabase } from './lib/migrations.ts';
 import { RACE_FILES, runMutants } from './lib/mutants.ts';
@@ -38,10 +42,10 @@ const PORT_OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const TEST_PORTS = { postgres: 25433 + PORT_OFFSET, redis: 26380 + PORT_OFFSET, app: 3100 + PORT_OFFSET };
 /** The Redis Cluster's three primaries (26490-26492) and their buses (26493-26495). */
 const CLUSTER_FIRST_PORT = 26490 + PORT_OFFSET;
-const STEPS = ['types', 'lint', 'build', 'vitest', 'e2e', 'scenarios', 'screenshots', 'races'] as const;
+const STEPS = ['types', 'lint', 'build', 'vitest', 'e2e', 'deep', 'scenarios', 'screenshots', 'races'] as const;
 type Step = (typeof STEPS)[number];
 const DEFAULT_STEPS: Step[] = ['types', 'lint', 'build', 'vitest', 'e2e'];
-const BROWSER_STEPS: Step[] = ['e2e', 'scenarios', 'screenshots'];
+const BROWSER_STEPS: Step[] = ['e2e', 'deep', 'scenarios', 'screenshots'];
 
 const log = (line: string) => console.log(`\n[test] ${line}`);
 
@@ -90,7 +94,11 @@ async function main(): Promise<number> {
   const results: Array<{ step: string; ok: boolean; seconds: number }> = [];
   // Each vitest run also writes a JSON report, and Playwright its own (playwright.config.ts): the summary
   // names every failed test from them.
-  const reports = { main: '.data/vitest-main.json', cluster: '.data/vitest-cluster.json' };
+  const reports = {
+    main: '.data/vitest-main.json',
+    cluster: '.data/vitest-cluster.json',
+    deep: '.data/vitest-deep.json',
+  };
   const playwrightReport = path.join(ROOT, 'e2e/.results/report.json');
   await Promise.all(
     [...Object.values(reports), playwrightReport].map((file) => rm(path.resolve(ROOT, file), { force: true })),
@@ -158,7 +166,7 @@ async function main(): Promise<number> {
         }).then((running) => {
           services = running;
         }),
-        wanted('vitest')
+        wanted('deep')
           ? startRedisCluster({
               binary: ensureProgram(REDIS_SERVER, log),
               firstPort: CLUSTER_FIRST_PORT,
@@ -202,8 +210,8 @@ async function main(): Promise<number> {
         return true;
       });
     }
-    // The cluster run beside the main one: its files mostly wait on servers too. One worker (--no-file-parallelism):
-    // a cluster has database 0 alone, and a test that empties Redis empties it for every file.
+    // The deep run's two vitest runs side by side: their files mostly wait on servers. The cluster's has one worker
+    // (--no-file-parallelism): a cluster has database 0 alone, and a test that empties Redis empties it for every file.
     const onCluster = clusterRun;
     await Promise.all([
       checks(),
@@ -216,8 +224,20 @@ async function main(): Promise<number> {
             ),
           )
         : true,
-      wanted('vitest') && onCluster
-        ? timed('on a Redis Cluster (vitest)', () =>
+      wanted('deep')
+        ? timed('deep: the launcher, the jobs at scale, more schedules and fuzzing (vitest)', () =>
+            // The explorer's random schedules again, three times as many as npm test's, and the fuzzing twice as many
+            // inputs, with new seeds (printed).
+            run(npx('vitest'), ['run', '--project', 'deep', ...vitestJson('deep')], {
+              ...env,
+              RACE_SCHEDULES: schedules ?? '600',
+              RACE_REFUND_SCHEDULES: schedules ?? '300',
+              FUZZ_RUNS: '80',
+            }),
+          )
+        : true,
+      wanted('deep') && onCluster
+        ? timed('deep: on a Redis Cluster (vitest)', () =>
             run(
               npx('vitest'),
               ['run', '--project', 'cluster', '--no-file-parallelism', ...vitestJson('cluster'), ...vitestFilter],
@@ -257,11 +277,16 @@ async function main(): Promise<number> {
     }
     const playwright = (args: string[]) => run(npx('playwright'), ['test', ...args, ...passThrough], env);
     if (wanted('e2e')) {
-      // `npm test` runs every scenario with every defence on and with none (FULL_MATRIX_TAG); `npm run test:e2e`
-      // and `npm run scenarios` every cell.
-      const sample = only === undefined ? ['--grep-invert', FULL_MATRIX_TAG] : [];
-      const title = only === undefined ? 'end to end, the matrix sampled' : 'end to end, scenarios included';
+      // `npm test` leaves out what `npm run test:deep` runs (e2e/tiers.ts): of the proof matrix, it runs every
+      // scenario with every defence on and with none; `npm run test:e2e` runs every test.
+      const sample = only === undefined ? ['--grep-invert', LEFT_TO_DEEP] : [];
+      const title = only === undefined ? 'end to end, the deep tests left out' : 'end to end, every test';
       await timed(`${title} (Playwright)`, () => playwright(['--project=chromium', ...sample]));
+    }
+    if (wanted('deep')) {
+      await timed('deep: the tests npm test leaves out (Playwright)', () =>
+        playwright(['--project=chromium', '--grep', LEFT_TO_DEEP]),
+      );
     }
     if (wanted('scenarios')) {
       // With the database-failover rows, which only this command runs (e2e/scenarios/pg-failover.spec.ts).

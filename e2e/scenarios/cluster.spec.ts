@@ -9,6 +9,7 @@ import type { APIRequestContext } from '@playwright/test';
 import { DEFAULT_LAB_SETTINGS } from '../../lib/lab/settings';
 import { chargeCount, expect, test } from '../fixtures';
 import { guideBlock, runGuideBlock, runsOf } from '../guide';
+import { DEEP_TAG } from '../tiers';
 import { categorizeResponse, scenario, testRedis } from './cell';
 import type { Sees } from './matrix';
 
@@ -159,7 +160,9 @@ for (const [locale, paid, expired] of [
   ['en-US', /already submitted, and the order is paid/, /nothing was sent|This page expired/],
   ['zh-CN', /已经提交过了，订单已支付/, /没有向银行发出任何请求|页面已过期/],
 ] as const) {
-  test.describe(`@nginx a form post re-sent by the gateway (${locale})`, () => {
+  // In Chinese, `npm run test:deep`'s (e2e/tiers.ts).
+  const tag = locale === 'zh-CN' ? [DEEP_TAG] : [];
+  test.describe(`@nginx a form post re-sent by the gateway (${locale})`, { tag }, () => {
     test.use({ locale });
     test('is answered with the order as it stands, paid once the first delivery charged it', async ({
       page,

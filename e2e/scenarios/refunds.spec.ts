@@ -4,6 +4,7 @@
 // customer got back against what they are owed, to the declaration.
 import type { APIRequestContext, Browser, Locator, Page } from '@playwright/test';
 import { ALL_ON, expect, test } from '../fixtures';
+import { DEEP_TAG } from '../tiers';
 import { holdCell, settledCount, testRedis } from './cell';
 import {
   chargesBucket,
@@ -199,7 +200,9 @@ async function playForm(row: RefundRow, strategy: RefundKeyStrategy, page: Page,
 for (const row of REFUND_ROWS) {
   test.describe(`scenario: ${row.title}`, { tag: [rowTag(row.id), REFUND_TAG] }, () => {
     for (const column of REFUND_KEY_COLUMNS) {
-      test(column.title, async ({ page, browser }, testInfo) => {
+      // The two wrong keys are `npm run test:deep`'s (e2e/tiers.ts): npm test sees each miss in workshop exercise 15.
+      const tag = column.id === 'requestId' ? [] : [DEEP_TAG];
+      test(column.title, { tag }, async ({ page, browser }, testInfo) => {
         const { count, total } = await play(row, column.id, page, browser);
         const actual = { charges: chargesBucket(count), sees: refundSees(total, row.owedCents), chargeCount: count };
         holdCell(testInfo, 'refund-cell', { row, column }, expectedRefundCell(row, column.id), actual);

@@ -33,6 +33,7 @@ import {
   SAMPLED_CONFIGURATIONS,
   SCENARIOS,
 } from '../../e2e/scenarios/matrix';
+import { DEEP_TAG, LEFT_TO_DEEP } from '../../e2e/tiers';
 import { EXERCISES } from '../../lib/lab/exercises';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -259,6 +260,44 @@ describe('the matrix rows', () => {
     expect(tagged.map((test) => `${test.describes.at(-1)} › ${test.title}`).sort()).toEqual(
       ranApart.flatMap((scenario) => left.map(({ title }) => `scenario: ${scenario.title} › ${title}`)).sort(),
     );
+  });
+
+  it(`${DEEP_TAG} is on exactly what e2e/tiers.ts says npm test leaves to the deep run, and npm test keeps a test of every file`, () => {
+    const deep = tests.filter((test) => test.tags.includes(DEEP_TAG));
+    const inChinese = tests.filter((test) => test.describes.some((title) => /in Chinese|\(zh-CN\)/.test(title)));
+    const checkoutInChinese = (test: Listed) =>
+      test.file === 'i18n.spec.ts' && (test.title.includes('checkout') || test.title.includes('double click'));
+    const wrongKeys = KEY_STRATEGY_COLUMNS.filter(({ id }) => id !== 'business').map(({ title }) => title);
+    const expected = [
+      // The recovery storms, each under one layer alone.
+      ...tests.filter((test) => test.file === 'recovery.spec.ts' && / times out of /.test(test.title)),
+      // The key-strategy matrix's two wrong keys on the proof matrix's rows (the client-resend row stays).
+      ...tests.filter(
+        (test) =>
+          test.tags.includes(KEY_STRATEGY_TAG) &&
+          !test.tags.includes(rowTag(CLIENT_RESEND.id)) &&
+          wrongKeys.some((title) => test.title === `key strategy: ${title}`),
+      ),
+      // The refund-key matrix's two wrong keys.
+      ...tests.filter((test) => test.tags.includes(REFUND_TAG) && test.title !== REFUND_KEY_COLUMNS[0]?.title),
+      // The answer matrix's second column.
+      ...tests.filter((test) => test.tags.includes(ANSWER_TAG) && test.title === ANSWER_COLUMNS[1]?.title),
+      // Everything in Chinese but i18n.spec.ts's checkout and double click.
+      ...inChinese.filter((test) => !checkoutInChinese(test)),
+    ];
+    expect(deep.map((test) => test.id).sort()).toEqual(expected.map((test) => test.id).sort());
+    expect(deep).toHaveLength(
+      3 +
+        2 * (KEY_STRATEGY_ROWS.length - 1) +
+        2 * REFUND_ROWS.length +
+        ANSWER_ROWS.length +
+        inChinese.filter((t) => !checkoutInChinese(t)).length,
+    );
+    // npm test (`--grep-invert`) still runs a test of every spec file.
+    const left = new RegExp(LEFT_TO_DEEP);
+    const files = new Set(tests.map((test) => test.file));
+    const kept = new Set(tests.filter((test) => !left.test(test.grepTitle)).map((test) => test.file));
+    expect([...files].filter((file) => !kept.has(file) && file !== 'docs-screenshots.spec.ts')).toEqual([]);
   });
 
   it(`${RELEASE_TAG} is on exactly the release-rule matrix's cells`, () => {
