@@ -11,6 +11,7 @@ import { planLane } from '../lib/lab/lane-view';
 import type { TimelineEvent } from '../lib/lab/timeline-event';
 import { CheckoutPage, chargeCount, expect, openRefund, refund, refundsOf, test, waitForAnswer } from './fixtures';
 import { sessionOf, testRedis } from './scenarios/cell';
+import { DEEP_TAG } from './tiers';
 
 /**
  * The lab of this browser, set up for the exercise by its button; resolves once the server has it. The lab
@@ -127,6 +128,9 @@ async function loseThenRetry(checkout: CheckoutPage): Promise<void> {
   await settled(checkout);
 }
 
+// Of the exercises, npm test plays the first and the three that are its only witnesses of a wrong key or a wrong
+// answer (12, 14, 15: e2e/tiers.ts); the others repeat a matrix cell in the lab's preset, with the guide's words, and
+// are `npm run test:deep`'s (CI runs both).
 test.describe('workshop', () => {
   test('exercise 1: every defence off, a double click charges twice, and every word on the page says so', async ({
     page: lab,
@@ -146,10 +150,9 @@ test.describe('workshop', () => {
     expect(await lanesEndAt(lab, orderNo, 2)).toEqual(['bank', 'bank']);
   });
 
-  test('exercise 2: only the token, a double click: "Already submitted", answered by layer 1, one charge', async ({
-    page: lab,
-    context,
-  }) => {
+  test('exercise 2: only the token, a double click: "Already submitted", answered by layer 1, one charge', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab, context }) => {
     await setUp(lab, '2');
     const { checkout, orderNo } = await newCheckout(context);
     await checkout.payButton.dblclick();
@@ -160,10 +163,9 @@ test.describe('workshop', () => {
     expect(await lanesEndAt(lab, orderNo, 2)).toEqual(['bank', 'token']);
   });
 
-  test('exercise 3: the refresh during a stall charges twice: the reloaded page has a new token', async ({
-    page: lab,
-    context,
-  }) => {
+  test('exercise 3: the refresh during a stall charges twice: the reloaded page has a new token', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab, context }) => {
     await setUp(lab, '3');
     const payReloadPay = async (checkout: CheckoutPage) => {
       const sent = checkout.page.waitForRequest((request) => request.method() === 'POST');
@@ -179,10 +181,9 @@ test.describe('workshop', () => {
     await expect.poll(() => chargeCount(broken.orderNo), { timeout: 10_000 }).toBe(2);
   });
 
-  test('exercise 4: the answer is lost; the reload pays again under the token; the request key replays the first charge', async ({
-    page: lab,
-    context,
-  }) => {
+  test('exercise 4: the answer is lost; the reload pays again under the token; the request key replays the first charge', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab, context }) => {
     await setUp(lab, '4', { stay: true });
     const broken = await newCheckout(context);
     await loseThenRetry(broken.checkout);
@@ -199,10 +200,9 @@ test.describe('workshop', () => {
     expect(await chargeCount(orderNo)).toBe(1);
   });
 
-  test('exercise 5: two sessions pay at once: each has its own token and key, so layers 0-2 let both charge', async ({
-    page: lab,
-    context,
-  }) => {
+  test('exercise 5: two sessions pay at once: each has its own token and key, so layers 0-2 let both charge', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab, context }) => {
     await setUp(lab, '5');
     const payInTwoWindows = async (checkout: CheckoutPage) => {
       const other = await otherWindow(checkout);
@@ -215,10 +215,9 @@ test.describe('workshop', () => {
     expect(await chargeCount(broken.orderNo)).toBe(2);
   });
 
-  test('exercise 6: only the unique constraint, two sessions at once: one charge, the loser ends at layer 4', async ({
-    page: lab,
-    context,
-  }) => {
+  test('exercise 6: only the unique constraint, two sessions at once: one charge, the loser ends at layer 4', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab, context }) => {
     await setUp(lab, '6');
     const { checkout, orderNo } = await newCheckout(context);
     const other = await otherWindow(checkout);
@@ -228,9 +227,9 @@ test.describe('workshop', () => {
     expect(await lanesEndAt(lab, orderNo, 2)).toEqual(['bank', 'uniqueConstraint']);
   });
 
-  test('exercise 7: in the lab’s preset, a client that gives up after 0.5 s: 409 with Retry-After, then the replayed answer, one charge', async ({
-    page: lab,
-  }) => {
+  test('exercise 7: in the lab’s preset, a client that gives up after 0.5 s: 409 with Retry-After, then the replayed answer, one charge', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab }) => {
     await setUp(lab, '7');
     const payOnce = async () => {
       const created = await lab.request.post('/api/orders', { data: {} });
@@ -268,7 +267,7 @@ test.describe('workshop', () => {
 
   // The guide's exercise 8 names it: `npm run test:e2e -- -g "@release-on-failure"`.
   test('exercise 8A: the bank fails before charging: nothing charged, and the same page pays after the fault is gone', {
-    tag: '@release-on-failure',
+    tag: ['@release-on-failure', DEEP_TAG],
   }, async ({ page: lab, context }) => {
     await setUp(lab, '8a', { stay: true });
     const { checkout, orderNo } = await newCheckout(context);
@@ -286,10 +285,9 @@ test.describe('workshop', () => {
     expect(await chargeCount(orderNo)).toBe(1);
   });
 
-  test('exercise 8C: the charge’s answer is lost: the attempt asks the bank at once and answers with the charge it finds', async ({
-    page: lab,
-    context,
-  }) => {
+  test('exercise 8C: the charge’s answer is lost: the attempt asks the bank at once and answers with the charge it finds', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab, context }) => {
     await setUp(lab, '8c');
     const { checkout, orderNo } = await newCheckout(context);
     await checkout.payButton.click();
@@ -299,10 +297,9 @@ test.describe('workshop', () => {
     await expect.poll(() => decisionsAt(lab, orderNo, 'bank')).toEqual(['unknown', 'confirmed']);
   });
 
-  test('exercise 9: a page left open past its token’s life is told to reload, and pays once after the reload', async ({
-    page: lab,
-    context,
-  }) => {
+  test('exercise 9: a page left open past its token’s life is told to reload, and pays once after the reload', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab, context }) => {
     await setUp(lab, '9');
     const { checkout, orderNo } = await newCheckout(context);
     await testRedis().pexpire(`checkout:token:${orderNo}:s.${await sessionOf(context)}`, 1);
@@ -316,10 +313,9 @@ test.describe('workshop', () => {
     expect(await chargeCount(orderNo)).toBe(1);
   });
 
-  test('exercise 11A: an attempt paused past its lease loses its claim to the retry: one charge', async ({
-    page: lab,
-    context,
-  }) => {
+  test('exercise 11A: an attempt paused past its lease loses its claim to the retry: one charge', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab, context }) => {
     await setUp(lab, '11a');
     const { checkout, orderNo } = await newCheckout(context);
     const loading = performance.now();
@@ -348,10 +344,9 @@ test.describe('workshop', () => {
       .toEqual(expect.arrayContaining(['takeover', 'lost']));
   });
 
-  test('exercise 11B: a charge that lands late: the retry is told "in progress" by the reconciler, then PAID, one charge', async ({
-    page: lab,
-    context,
-  }) => {
+  test('exercise 11B: a charge that lands late: the retry is told "in progress" by the reconciler, then PAID, one charge', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab, context }) => {
     await setUp(lab, '11b');
     const { checkout, orderNo } = await newCheckout(context);
     const loading = performance.now();
@@ -390,10 +385,9 @@ test.describe('workshop', () => {
     expect(b).toMatch(/^params:/);
     expect(a).not.toBe(b);
   });
-  test('exercise 13A: given back on any error, a notification that fails after the charge charges the retry again', async ({
-    page: lab,
-    context,
-  }) => {
+  test('exercise 13A: given back on any error, a notification that fails after the charge charges the retry again', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab, context }) => {
     await setUp(lab, '13a', { stay: true });
     const { checkout, orderNo } = await newCheckout(context);
     await checkout.payButton.click();
@@ -419,10 +413,9 @@ test.describe('workshop', () => {
     expect(await chargeCount(fixed.orderNo)).toBe(1);
   });
 
-  test('exercise 13B: never given back, a failure before the charge locks the customer out until the lease runs out', async ({
-    page: lab,
-    context,
-  }) => {
+  test('exercise 13B: never given back, a failure before the charge locks the customer out until the lease runs out', {
+    tag: DEEP_TAG,
+  }, async ({ page: lab, context }) => {
     await setUp(lab, '13b', { stay: true });
     const { checkout, orderNo } = await newCheckout(context);
     await checkout.payButton.click();
