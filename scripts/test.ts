@@ -4,8 +4,8 @@
 //   @full-matrix, which `npm run test:e2e` and `npm run scenarios` run too)
 // `npm run test:deep` (`--only deep`): what npm test leaves out to stay within its minutes, and CI runs after it:
 //   the vitest project `deep` (the launcher with its own servers, the background jobs on 100,000 orders, the race
-//   explorer's random schedules and the fuzzing again, with more inputs) beside the project `cluster` on a Redis Cluster, then the browser tests tagged @full-matrix or @deep
-//   (e2e/tiers.ts).
+//   explorer's random schedules and the fuzzing again, with more inputs) beside the project `cluster` on a Redis
+//   Cluster, then the browser tests tagged @full-matrix or @deep (e2e/tiers.ts).
 // The services use their own ports and a throwaway data folder (.data/test): demo data is never touched.
 // `--only <step>` runs one step (with what it needs), e.g. `npm run test:e2e`; `--only scenarios` runs
 // the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images, `--only races`
