@@ -77,6 +77,15 @@ export type Answer =
  */
 export type LostClaim = { kind: 'in_progress'; answeredBy: Answerer; takenOver: true };
 
+/**
+ * Whether an attempt stopped before the bank because `layer`'s own claim was lost: not that layer's to write any
+ * more. Another layer's claim lost (the claims are renewed innermost first) leaves this one held, with nothing moved.
+ */
+export function lostBy(answer: { kind: string }, layer: Answerer): boolean {
+  const lost = answer as Partial<LostClaim>;
+  return lost.takenOver === true && lost.answeredBy === layer;
+}
+
 /** The layer 2 key an attempt runs under, as the lab's key strategy made it. */
 export type AttemptKey = {
   /** The Redis key: `idem:{<caller>:<key>}`. */

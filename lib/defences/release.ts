@@ -9,7 +9,8 @@
 //   a later step threw (a notify)   complete               release (!)     leave
 //   nothing moved (the bank was
 //   unreachable, a later layer
-//   stopped the attempt)            release                release         leave (!)
+//   stopped the attempt, an outer
+//   claim was lost while away)      release                release         leave (!)
 //   the outcome is unknown          keep in doubt          release (!)     leave
 //
 // (!): the bug each wrong rule is. `anyError` gives the claim back when money may have moved, so the retry

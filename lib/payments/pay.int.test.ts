@@ -313,6 +313,61 @@ describe('fencing: an attempt that stalls past its lease', () => {
   });
 });
 
+describe('an attempt that lost its key while away, but not its order', () => {
+  it('gives its order claim back when it stops: the next retry pays at once, not a lease later', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON, claims: { leaseMs: 1_000 } });
+    const asked = {
+      orderNo,
+      caller: clientScope(`lost-key-${orderNo}`),
+      channel: 'api' as const,
+      amountCents: 4_200,
+      idempotencyKey: `lost-key-${orderNo}`,
+    };
+    // One clock, moved by hand. The first attempt claims its key at 0 and the order at 400 (a busy machine between
+    // the two statements), then pauses before the bank until it is woken.
+    let clock = 0;
+    const now = () => clock;
+    let arrived = () => {};
+    const atTheBank = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    let wake = () => {};
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    const first = pay(
+      asked,
+      testPayOptions({
+        now,
+        at: async (point) => {
+          if (point === 'order.claim') clock = 400;
+          if (point !== 'pay.beforeBank') return;
+          arrived();
+          await woken;
+        },
+      }),
+    );
+    await atTheBank;
+    // At 1,300 the key's lease has run out and the order's claim's has not: the retry takes the key over, finds the
+    // order held, and is told "in progress" (the key kept in doubt: the first may still charge).
+    clock = 1_300;
+    expect(await pay(asked, testPayOptions({ now }))).toMatchObject({
+      kind: 'in_progress',
+      answeredBy: 'stateMachine',
+    });
+    // The first wakes at 2,900: it renews the order's claim (still its own), then finds its key taken over, and
+    // stops before the bank. Nothing moved: the order is free again (not held for another lease by an attempt that
+    // has answered).
+    clock = 2_900;
+    wake();
+    expect(await first).toMatchObject({ kind: 'in_progress', answeredBy: 'requestKey', takenOver: true });
+    expect((await orderRow(orderNo))?.status).toBe('PENDING');
+    // The client asks again at once: it pays, once.
+    expect((await pay(asked, testPayOptions({ now }))).kind).toBe('completed');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+});
+
 describe('the walk: a payment passes through each defence once, the bank inside them all', () => {
   // The async stack at a point of the payment (V8 keeps the frames of the functions awaiting it): which
   // defences' guards the payment is inside there. A claim's end (complete, record) is reached from inside the

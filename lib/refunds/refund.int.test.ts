@@ -187,6 +187,47 @@ describe('refunds, from the pipeline', () => {
   });
 });
 
+describe('a refund attempt that lost its key while away, but not its refund', () => {
+  it('gives its claim back when it stops, its amount off the ledger: the next retry refunds at once', async () => {
+    const { orderNo, who } = await paidOrder({ layers: ALL_ON, claims: { leaseMs: 1_000 } });
+    // One clock, moved by hand (as the payment's test in lib/payments/pay.int.test.ts): the key claimed at +0, the
+    // refund at +400, then a pause before the bank until the first attempt is woken.
+    const start = Date.now();
+    let clock = start;
+    const now = () => clock;
+    let arrived = () => {};
+    const atTheBank = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    let wake = () => {};
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    const asked = { orderNo, caller: who, channel: 'api' as const, amountCents: 500, requestId: 'rq-lost-key' };
+    const first = refund(asked, {
+      ...defaultRefundOptions(),
+      now,
+      at: async (point) => {
+        if (point === 'order.claim') clock = start + 400;
+        if (point !== 'pay.beforeBank') return;
+        arrived();
+        await woken;
+      },
+    });
+    await atTheBank;
+    clock = start + 1_300; // the key's lease has run out, the refund's claim's has not
+    expect(await refund(asked, { ...defaultRefundOptions(), now })).toMatchObject({ kind: 'in_progress' });
+    clock = start + 2_900;
+    wake();
+    expect(await first).toMatchObject({ kind: 'in_progress', answeredBy: 'requestKey', takenOver: true });
+    expect(await getDb().refund.findFirst({ where: { orderNo } })).toMatchObject({ status: 'REQUESTED' });
+    expect((await orderRow(orderNo)).refundedCents).toBe(0);
+    expect((await refund(asked, { ...defaultRefundOptions(), now })).kind).toBe('completed');
+    expect(await bankRefunds(orderNo)).toEqual([{ amountCents: 500 }]);
+    expect((await orderRow(orderNo)).refundedCents).toBe(500);
+  });
+});
+
 describe('a refund whose attempt died', () => {
   const LEASE_MS = 30_000;
   const later = () => Date.now() + 3 * LEASE_MS;

@@ -146,4 +146,19 @@ export const MUTANTS: Mutant[] = [
     to: 'return refs.length;',
     files: REFUNDS,
   },
+  {
+    name: 'lost-key-leaves-order',
+    breaks: "an attempt stopped before the bank by its lost key answers still holding the order's claim (2026-12-07)",
+    file: 'lib/defences/order-claim/defence.ts',
+    from: "if (end.kind === 'stopped' && lostBy(end.answer, layer)) return end;",
+    to: "if (end.kind === 'stopped') return end;",
+  },
+  {
+    name: 'lost-key-leaves-refund',
+    breaks: "the same for a refund: it answers still holding the refund's claim, its amount on the ledger",
+    file: 'lib/defences/refund-claim/defence.ts',
+    from: "if (end.kind === 'stopped' && lostBy(end.answer, layerOf(layers))) return end;",
+    to: "if (end.kind === 'stopped') return end;",
+    files: REFUNDS,
+  },
 ];

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { getDb } from '../../lib/db.ts';
 import { RACE_POINTS, type RaceHook, type RacePoint } from '../../lib/defences/race-points.ts';
 import { refundReference } from '../../lib/defences/refund.ts';
+import { decodeRecord } from '../../lib/defences/request-key/record.ts';
 import { Prisma } from '../../lib/generated/prisma/client.ts';
 import { bootPrefix, instanceName } from '../../lib/instance.ts';
 import { ALL_LAYERS_OFF, ALL_LAYERS_ON, BANK_SETTLEMENT_WINDOW_MS, type Faults } from '../../lib/lab/settings.ts';
@@ -29,6 +30,7 @@ export const REFUND_INVARIANTS = [
   'with layer 3 or 4 on, the ledger is exactly what the bank refunded',
   'nobody is told SUCCEEDED with a refund the bank never made',
   'a takeover never takes a live claim',
+  'an attempt that has answered holds no claim: each is completed, given back, or kept in doubt by nobody',
   'the last retry of the first refund is told its refund',
   'once retention pruned the order, the bank makes no refund of it',
 ];
@@ -84,6 +86,8 @@ export class RefundWorld {
   private ids = 0;
   readonly attemptIds = () => `${this.lifePrefix}${++this.ids}`;
   readonly now = () => this.clock.now;
+  /** Each refund actor's attempt ids (its lane's): whose claim a holder's id names. */
+  private readonly idsOf = new Map<string, Set<string>>();
 
   private constructor(
     readonly orderNo: string,
@@ -116,7 +120,17 @@ export class RefundWorld {
   refund(requestId: string, amountCents: number, at?: RaceHook, bank: RefundBankFault = 'none', laneId?: string) {
     return refund(
       { orderNo: this.orderNo, amountCents, caller: this.caller, channel: 'api', requestId, laneId },
-      { ...defaultRefundOptions(), now: this.now, at, bankFaults: BANK[bank], attemptIds: this.attemptIds },
+      {
+        ...defaultRefundOptions(),
+        now: this.now,
+        at,
+        bankFaults: BANK[bank],
+        attemptIds: () => {
+          const id = this.attemptIds();
+          if (laneId) this.idsOf.set(laneId, (this.idsOf.get(laneId) ?? new Set()).add(id));
+          return id;
+        },
+      },
     );
   }
 
@@ -222,6 +236,7 @@ export class RefundWorld {
   }
 
   private async afterStep(actor: string, _point: string): Promise<void> {
+    if (this.scheduler.hasEnded(actor)) this.violations.push(...(await this.claimsLeftBy(actor)));
     const before = this.claimBefore;
     this.claimBefore = undefined;
     if (!before || before.actor !== actor) return;
@@ -231,6 +246,35 @@ export class RefundWorld {
       const dead = seen.holder === null || this.deadHolders.has(seen.holder) || seen.claimedAt + LEASE_MS <= this.now();
       if (!dead) this.violations.push(`${actor} took over the live claim ${after.id} (held by ${seen.holder})`);
     }
+  }
+
+  /**
+   * A refund attempt has just answered (as world.ts checks a payment's): it holds no claim any more, neither its
+   * refund, nor the refund's dedup row, nor its request key.
+   */
+  private async claimsLeftBy(actor: string): Promise<string[]> {
+    const ids = this.idsOf.get(actor);
+    const end = await this.ends.get(actor);
+    if (!ids || end?.kind !== 'returned') return [];
+    const db = getDb();
+    const [refunds, rows, keys] = await Promise.all([
+      db.refund.findMany({ where: { orderNo: this.orderNo, status: 'PROCESSING' }, select: { attemptId: true } }),
+      db.idempotentRecord.findMany({
+        where: { bizType: 'REFUND', bizNo: { startsWith: `${this.orderNo}/` }, outcome: { equals: Prisma.DbNull } },
+        select: { owner: true },
+      }),
+      getRedis().keys(`idem:{${this.caller}:*`),
+    ]);
+    const records = await Promise.all(keys.map((name) => getRedis().get(name)));
+    const held = [
+      refunds.some((r) => ids.has(r.attemptId ?? '')) && 'a refund',
+      rows.some((r) => ids.has(r.owner ?? '')) && 'a dedup row',
+      records.some((raw) => {
+        const record = raw === null ? undefined : decodeRecord(raw);
+        return record?.state === 'processing' && ids.has(record.owner);
+      }) && 'a request key',
+    ].filter((claim): claim is string => typeof claim === 'string');
+    return held.length > 0 ? [`${actor} answered still holding ${held.join(', ')}`] : [];
   }
 
   /** Every claim on this order's refunds now: the refunds' (layer 3), their dedup rows' (layer 4). */
@@ -482,6 +526,27 @@ export const REFUND_SCRIPTS: RefundScript[] = [
       steps: [{ run: 'first', to: 'key.claim' }, { strike: 'prune' }, { run: 'first' }],
     }),
   ),
+  {
+    // The first attempt claims its key, and its refund a lease later; its retry finds the key dead and the refund
+    // live, takes the key over and is told "in progress"; the first wakes a lease after that, renews its refund's
+    // claim, finds its key taken over and stops before the bank. Before 2026-12-07 it answered still holding the
+    // refund, its amount on the ledger, for another lease (regressions.ts has the payment's).
+    name: 'an attempt that lost its key while away (layers 2+3+4): its refund given back, its amount off the ledger',
+    layers: only('requestKey', 'stateMachine', 'uniqueConstraint'),
+    amountCents: 500,
+    actors: [
+      { name: 'first', kind: 'refund', requestId: 'rq0', amountCents: 500 },
+      { name: 'dup1', kind: 'refund', requestId: 'rq0', amountCents: 500 },
+    ],
+    steps: [
+      { run: 'first', to: 'order.claim' },
+      { strike: 'lease' },
+      { run: 'first', to: 'pay.beforeBank' },
+      { run: 'dup1' },
+      { strike: 'lease' },
+      { run: 'first' },
+    ],
+  },
 ];
 
 function isRefundResult(value: unknown): value is RefundResult {

@@ -283,4 +283,29 @@ export const REGRESSIONS: Regression[] = [
       ],
     },
   },
+  // ---- found beside a second suite (2026-12-07): no double charge, an order held for nobody ----
+  {
+    // The first attempt claimed its key, and its order a lease later (a busy machine between the two). The retry
+    // with its key found the key dead and the order live: it took the key over and was told "in progress". The
+    // first woke a lease after that, renewed the order's claim (still its own), found its key taken over and
+    // stopped before the bank; it answered still holding the order, and the next retry was "in progress" for
+    // another lease (stall-takeover's All-on cell: no charge, "in progress").
+    name: 'later 1: an attempt that lost its key while away gives back the order it still held (layers 2+3+4)',
+    script: {
+      layers: only('requestKey', 'stateMachine', 'uniqueConstraint'),
+      sameKey: true,
+      actors: [
+        { name: 'first', kind: 'pay', key: 'k0' },
+        { name: 'dup1', kind: 'pay', key: 'k0' },
+      ],
+      steps: [
+        { run: 'first', to: 'order.claim' },
+        { strike: 'lease' },
+        { run: 'first', to: 'pay.beforeBank' },
+        { run: 'dup1' },
+        { strike: 'lease' },
+        { run: 'first' },
+      ],
+    },
+  },
 ];

@@ -70,6 +70,7 @@ export const INVARIANTS = [
   'nobody is told PAID without a charge, nor DECLINED by a bank call made once the order was PAID; no order ends DECLINED with a charge',
   'one payment.paid event, and one receipt, per charge',
   'a takeover never takes a live claim (one within its lease, renewed, or held by a living process)',
+  'an attempt that has answered holds no claim: each is completed, given back, or kept in doubt by nobody',
   'housekeeping deletes an order only once it is settled',
   'the last retry of the intent is told the charge',
 ];
@@ -144,6 +145,8 @@ export class RaceWorld {
   private lifePrefix = bootPrefix();
   private ids = 0;
   readonly attemptIds = () => `${this.lifePrefix}${++this.ids}`;
+  /** Each payment actor's attempt ids (its request id's): whose claim a holder's id names. */
+  private readonly idsOf = new Map<string, Set<string>>();
 
   /** One payment attempt of this order, with its own faults and hook. */
   pay(key: string, at: RaceHook | undefined, bank: BankFault = 'none', requestId?: string): Promise<PayResult> {
@@ -161,7 +164,11 @@ export class RaceWorld {
         now: this.now,
         at,
         bankFaults: BANK[bank],
-        attemptIds: this.attemptIds,
+        attemptIds: () => {
+          const id = this.attemptIds();
+          if (requestId) this.idsOf.set(requestId, (this.idsOf.get(requestId) ?? new Set()).add(id));
+          return id;
+        },
       },
     );
   }
@@ -317,12 +324,34 @@ export class RaceWorld {
   private async ended(actor: string): Promise<void> {
     const end = await this.ends.get(actor);
     if (end?.kind !== 'returned') return;
+    this.violations.push(...(await this.claimsLeftBy(actor)));
     const result = end.value as Partial<PayResult>;
     const outcome = result.kind === 'completed' || result.kind === 'duplicate' ? result.outcome : undefined;
     if (outcome?.status !== 'DECLINED' || !this.bounded()) return;
     if (result.kind === 'completed' && this.paidAtBankCall.get(actor)) {
       this.violations.push(`${actor} was told DECLINED by a bank call made when the order was PAID`);
     }
+  }
+
+  /**
+   * A payment attempt has just answered: it holds no claim any more (the release rule's, release.ts: completed,
+   * given back, or kept in doubt, which no attempt holds). A claim it still held would keep the order from the
+   * next retry for a lease, for nobody (an attempt that lost its key while away once left the order so).
+   */
+  private async claimsLeftBy(actor: string): Promise<string[]> {
+    const ids = this.idsOf.get(actor);
+    if (!ids) return [];
+    const { order, row } = await this.read();
+    const keys = await Promise.all([...new Set(this.keyOf.values())].map((name) => getRedis().get(name)));
+    const held = [
+      order?.status === 'PROCESSING' && ids.has(order.attemptId ?? '') && 'the order',
+      row && row.outcome === null && ids.has(row.owner ?? '') && 'the dedup row',
+      keys.some((raw) => {
+        const record = raw === null ? undefined : decodeRecord(raw);
+        return record?.state === 'processing' && ids.has(record.owner);
+      }) && 'its request key',
+    ].filter((claim): claim is string => typeof claim === 'string');
+    return held.length > 0 ? [`${actor} answered still holding ${held.join(', ')}`] : [];
   }
 
   /** The claim a takeover at `point` acts on: the actor's request key, or the order's (its dedup row's). */

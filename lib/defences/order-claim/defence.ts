@@ -23,10 +23,10 @@ import 'server-only';
 // completed with the outcome once the bank has answered (PAID or DECLINED, the outcome on the dedup row, the
 // outbox event for the receipt), a failure after the charge too; released when the bank refused before
 // charging (PENDING again, the row deleted); kept UNKNOWN (the row without an outcome) when the bank's answer
-// is unknown, for the reconciler. A claim lost before the bank (taken over after a pause) is not this
-// attempt's to write any more.
+// is unknown, for the reconciler; released too when layer 2's key was lost before the bank (nothing moved). A claim
+// lost before the bank (taken over after a pause) is not this attempt's to write any more.
 import { decide, reason } from '../../telemetry/spans.ts';
-import { type Answer, type Attempt, type Defence, type Lease, type OrderHold, stopped } from '../defence.ts';
+import { type Answer, type Attempt, type Defence, type Lease, lostBy, type OrderHold, stopped } from '../defence.ts';
 import type { Layer } from '../layers.ts';
 import { type ClaimFate, claimFate } from '../release.ts';
 import {
@@ -56,9 +56,12 @@ export function orderClaimDefence(layers: Switches): Defence {
       if (claim.kind === 'stopped') return stopped(claim.answer);
       const { hold, tookOver } = claim;
       const end = await next({ lease: leaseOf(attempt, hold, layers, tookOver) });
-      // Before the bank only a lost claim stops this attempt after the database: it is another's now. After it,
-      // what becomes of the claim is the release rule's (release.ts).
-      if (end.kind === 'banked') await settle(attempt, hold, layers, claimFate(attempt.release, end));
+      // Before the bank only a claim lost while this attempt was away stops it after the database. This one lost
+      // is another's now: not this attempt's to write. Layer 2's key lost (renewed after this claim), this claim is
+      // still held and nothing moved: the release rule's, as after the bank (release.ts), so that the order is not
+      // left held for a lease by an attempt that has answered.
+      if (end.kind === 'stopped' && lostBy(end.answer, layer)) return end;
+      await settle(attempt, hold, layers, claimFate(attempt.release, end, tookOver));
       return end;
     },
   };

@@ -15,7 +15,7 @@ import 'server-only';
 // takes it off), released when nothing moved (the amount off), kept in doubt when the bank's answer is unknown (the
 // amount stays: the refund may have been made).
 import { decide, reason } from '../../telemetry/spans.ts';
-import { type Defence, type Ending, type Lease, stopped } from '../defence.ts';
+import { type Defence, type Ending, type Lease, lostBy, stopped } from '../defence.ts';
 import type { Layer } from '../layers.ts';
 import {
   outcomeFromRefund,
@@ -53,7 +53,10 @@ export function refundClaimDefence(layers: Switches): RefundDefence {
       if (claim.kind === 'stopped') return stopped(claim.answer);
       const { hold, tookOver } = claim;
       const end = await next({ lease: leaseOf(attempt, hold, layers, tookOver) });
-      if (end.kind === 'banked') await settle(attempt, hold, layers, claimFate(attempt.release, end));
+      // As for a payment's claim: this one lost before the bank is another's now; layer 2's key lost, this one is
+      // still held and nothing moved, so the release rule gives it back (its amount off the ledger) or keeps it.
+      if (end.kind === 'stopped' && lostBy(end.answer, layerOf(layers))) return end;
+      await settle(attempt, hold, layers, claimFate(attempt.release, end, tookOver));
       return end;
     },
   };

@@ -417,7 +417,7 @@ function* databaseClaim(c: Context, id: string, layers: Layers): Actor<Claimed> 
   const statement = statementOf(layers);
   for (let tries = 0; ; tries++) {
     const claimed = yield* op('order.claim', (w) => statement(w, id));
-    if ('fence' in claimed) return { kind: 'held', hold: orderHold(id, claimed.fence, layers, false) };
+    if ('fence' in claimed) return { kind: 'held', hold: orderHold(c, id, claimed.fence, layers, false) };
     const said = claimed.refusedBy;
     const answer = yield* answerDuplicate(c, id, said, layers);
     if (answer !== 'again') return answer;
@@ -441,7 +441,7 @@ function* answerDuplicate(
         existing: !answer.found,
       });
     case 'resumed':
-      return { kind: 'held', hold: orderHold(id, answer.fence, layers, true) };
+      return { kind: 'held', hold: orderHold(c, id, answer.fence, layers, true) };
     case 'waiting':
       return stop({ kind: 'in_progress', by: 'reconciler' });
     case 'idle':
@@ -452,7 +452,7 @@ function* answerDuplicate(
   }
 }
 
-function orderHold(id: string, fence: number, layers: Layers, tookOver: boolean): Hold {
+function orderHold(c: Context, id: string, fence: number, layers: Layers, tookOver: boolean): Hold {
   const layer = layers.stateMachine ? 'stateMachine' : 'uniqueConstraint';
   return {
     fence: { fence: { lock: 'order', token: fence }, byLock: false, layer },
@@ -467,7 +467,14 @@ function orderHold(id: string, fence: number, layers: Layers, tookOver: boolean)
       });
       return renewed ? undefined : { kind: 'in_progress', by: layer };
     },
-    stopped: (answer) => just(answer),
+    // Stopped before the bank only by a claim lost while away: this one, another's now; or layer 2's key, renewed
+    // after it, and then this claim is still held with nothing moved (order-claim/defence.ts).
+    *stopped(answer) {
+      if (answer.kind === 'in_progress' && answer.by === layer) return answer;
+      if (tookOver) yield* op('order.keepUnknown', (w) => keepDbUnknown(w, id, fence, c.now()));
+      else yield* op('order.release', (w) => releaseDb(w, id, fence));
+      return answer;
+    },
     *settle(verdict) {
       if (verdict.kind === 'settled') {
         const { outcome } = verdict;
