@@ -204,9 +204,10 @@ export const SCENARIOS: Scenario[] = [
     id: 'stall-takeover',
     title: 'Attempt stalls past its lease while a duplicate takes over',
     source: 4,
-    // The first attempt pauses 2.5 s between its claim and the bank; its client's retry (same key) comes
-    // after 1.3 s, takes the abandoned claim over and pays. The first attempt wakes up: its claim was taken
-    // over, and the bank would refuse its fencing token anyway. Its client, retrying, gets the one charge.
+    // The first attempt pauses 2.5 s between its claim and the bank; its client's retry (same key) comes once
+    // the test sees the first's claims past their lease, takes the abandoned claims over and pays. The first
+    // attempt wakes up: its claim was taken over, and the bank would refuse its fencing token anyway. Its
+    // client, asking once more, gets the one charge.
     stoppedBy: REPLAYED_BY_SERVER,
     unstopped: 'paid',
     bankLatencyMs: 0,
