@@ -341,11 +341,17 @@ export class RaceWorld {
   private async claimsLeftBy(actor: string): Promise<string[]> {
     const ids = this.idsOf.get(actor);
     if (!ids) return [];
-    const { order, row } = await this.read();
-    const keys = await Promise.all([...new Set(this.keyOf.values())].map((name) => getRedis().get(name)));
+    // Two holders in one statement, not the whole world (`read`): this runs as every attempt of every schedule ends.
+    const [[claims], keys] = await Promise.all([
+      getDb().$queryRaw<Array<{ order: string | null; row: string | null }>>`
+        SELECT (SELECT attempt_id FROM orders WHERE order_no = ${this.orderNo} AND status = 'PROCESSING') AS "order",
+          (SELECT owner FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no = ${this.orderNo}
+            AND outcome IS NULL) AS "row"`,
+      Promise.all([...new Set(this.keyOf.values())].map((name) => getRedis().get(name))),
+    ]);
     const held = [
-      order?.status === 'PROCESSING' && ids.has(order.attemptId ?? '') && 'the order',
-      row && row.outcome === null && ids.has(row.owner ?? '') && 'the dedup row',
+      ids.has(claims?.order ?? '') && 'the order',
+      ids.has(claims?.row ?? '') && 'the dedup row',
       keys.some((raw) => {
         const record = raw === null ? undefined : decodeRecord(raw);
         return record?.state === 'processing' && ids.has(record.owner);
