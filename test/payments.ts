@@ -2,6 +2,7 @@
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { getDb } from '@/lib/db';
+import type { RaceHook, RacePoint } from '@/lib/defences/race-points';
 import type { LabSettingsPatch } from '@/lib/lab/settings';
 import { createOrder } from '@/lib/payments/orders';
 import { defaultPayOptions, type PayOptions } from '@/lib/payments/pay';
@@ -41,6 +42,32 @@ export function testPayOptions(overrides: Partial<PayOptions> = {}): PayOptions 
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * An attempt held at one of the pipeline's named points until released: `at` for its options (`then` runs first at
+ * every point, to move a test's clock, say), `reached` once it waits there. Held at a point, not for a time, so that
+ * a busy machine cannot wake it first.
+ */
+export function holdAt(
+  point: RacePoint,
+  then: (point: RacePoint) => void = () => {},
+): { at: RaceHook; reached: Promise<void>; release: () => void } {
+  let arrive = () => {};
+  const reached = new Promise<void>((resolve) => {
+    arrive = resolve;
+  });
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const at: RaceHook = async (here) => {
+    then(here);
+    if (here !== point) return;
+    arrive();
+    await released;
+  };
+  return { at, reached, release };
+}
 
 /**
  * Redis loses its memory. One server: this worker's own logical database (test/integration-setup.ts). A Redis

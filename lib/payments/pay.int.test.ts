@@ -7,6 +7,7 @@ import {
   ALL_ON,
   chargeCount,
   forgetEverythingInRedis,
+  holdAt,
   newOrder,
   only,
   orderRow,
@@ -284,29 +285,13 @@ describe('fencing: an attempt that stalls past its lease', () => {
   it('does not charge once another attempt has taken its abandoned claim over', async () => {
     const orderNo = await newOrder({ layers: only('stateMachine'), claims: { leaseMs: 300 } });
     // The first attempt claims the order, then stalls (a long pause) before calling the bank, until the second has
-    // paid: held at its named point rather than for a time, so that a busy machine cannot wake it first.
-    let arrived = () => {};
-    const atTheBank = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
-    let wake = () => {};
-    const woken = new Promise<void>((resolve) => {
-      wake = resolve;
-    });
-    const stalled = pay(
-      { orderNo, caller: newSession(), channel: 'browser' },
-      testPayOptions({
-        at: async (point) => {
-          if (point !== 'pay.beforeBank') return;
-          arrived();
-          await woken;
-        },
-      }),
-    );
-    await atTheBank;
+    // paid.
+    const hold = holdAt('pay.beforeBank');
+    const stalled = pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions({ at: hold.at }));
+    await hold.reached;
     await sleep(500); // its claim is older than the lease now: abandoned, as far as anyone can tell
     const second = await pay({ orderNo, caller: newSession(), channel: 'browser' }, testPayOptions());
-    wake();
+    hold.release();
     expect(second.kind).toBe('completed'); // it took the claim over; the bank never saw the first: it paid
     expect(await stalled).toMatchObject({ kind: 'in_progress', takenOver: true }); // it woke up, saw the claim was gone, stopped
     expect(await chargeCount(orderNo)).toBe(1);
@@ -327,27 +312,11 @@ describe('an attempt that lost its key while away, but not its order', () => {
     // the two statements), then pauses before the bank until it is woken.
     let clock = 0;
     const now = () => clock;
-    let arrived = () => {};
-    const atTheBank = new Promise<void>((resolve) => {
-      arrived = resolve;
+    const hold = holdAt('pay.beforeBank', (point) => {
+      if (point === 'order.claim') clock = 400;
     });
-    let wake = () => {};
-    const woken = new Promise<void>((resolve) => {
-      wake = resolve;
-    });
-    const first = pay(
-      asked,
-      testPayOptions({
-        now,
-        at: async (point) => {
-          if (point === 'order.claim') clock = 400;
-          if (point !== 'pay.beforeBank') return;
-          arrived();
-          await woken;
-        },
-      }),
-    );
-    await atTheBank;
+    const first = pay(asked, testPayOptions({ now, at: hold.at }));
+    await hold.reached;
     // At 1,300 the key's lease has run out and the order's claim's has not: the retry takes the key over, finds the
     // order held, and is told "in progress" (the key kept in doubt: the first may still charge).
     clock = 1_300;
@@ -359,7 +328,7 @@ describe('an attempt that lost its key while away, but not its order', () => {
     // stops before the bank. Nothing moved: the order is free again (not held for another lease by an attempt that
     // has answered).
     clock = 2_900;
-    wake();
+    hold.release();
     expect(await first).toMatchObject({ kind: 'in_progress', answeredBy: 'requestKey', takenOver: true });
     expect((await orderRow(orderNo))?.status).toBe('PENDING');
     // The client asks again at once: it pays, once.

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ALL_OFF,
   ALL_ON,
+  holdAt,
   newOrder,
   only,
   orderRow,
@@ -195,30 +196,16 @@ describe('a refund attempt that lost its key while away, but not its refund', ()
     const start = Date.now();
     let clock = start;
     const now = () => clock;
-    let arrived = () => {};
-    const atTheBank = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
-    let wake = () => {};
-    const woken = new Promise<void>((resolve) => {
-      wake = resolve;
+    const hold = holdAt('pay.beforeBank', (point) => {
+      if (point === 'order.claim') clock = start + 400;
     });
     const asked = { orderNo, caller: who, channel: 'api' as const, amountCents: 500, requestId: 'rq-lost-key' };
-    const first = refund(asked, {
-      ...defaultRefundOptions(),
-      now,
-      at: async (point) => {
-        if (point === 'order.claim') clock = start + 400;
-        if (point !== 'pay.beforeBank') return;
-        arrived();
-        await woken;
-      },
-    });
-    await atTheBank;
+    const first = refund(asked, { ...defaultRefundOptions(), now, at: hold.at });
+    await hold.reached;
     clock = start + 1_300; // the key's lease has run out, the refund's claim's has not
     expect(await refund(asked, { ...defaultRefundOptions(), now })).toMatchObject({ kind: 'in_progress' });
     clock = start + 2_900;
-    wake();
+    hold.release();
     expect(await first).toMatchObject({ kind: 'in_progress', answeredBy: 'requestKey', takenOver: true });
     expect(await getDb().refund.findFirst({ where: { orderNo } })).toMatchObject({ status: 'REQUESTED' });
     expect((await orderRow(orderNo)).refundedCents).toBe(0);

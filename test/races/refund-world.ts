@@ -9,7 +9,6 @@ import fc from 'fast-check';
 import { getDb } from '../../lib/db.ts';
 import { RACE_POINTS, type RaceHook, type RacePoint } from '../../lib/defences/race-points.ts';
 import { refundReference } from '../../lib/defences/refund.ts';
-import { decodeRecord } from '../../lib/defences/request-key/record.ts';
 import { Prisma } from '../../lib/generated/prisma/client.ts';
 import { bootPrefix, instanceName } from '../../lib/instance.ts';
 import { ALL_LAYERS_OFF, ALL_LAYERS_ON, BANK_SETTLEMENT_WINDOW_MS, type Faults } from '../../lib/lab/settings.ts';
@@ -20,8 +19,9 @@ import { getRedis } from '../../lib/redis.ts';
 import { reconcileRefund, reconcileStaleRefunds } from '../../lib/refunds/reconcile.ts';
 import { defaultRefundOptions, type RefundResult, refund } from '../../lib/refunds/refund.ts';
 import { type CallerScope, clientScope } from '../../lib/session.ts';
+import { LOST_KEY_WHILE_AWAY } from './regressions.ts';
 import { type ActorEnd, RaceScheduler } from './scheduler.ts';
-import { LATE_CHARGE_MS, LEASE_MS, type ServerLayers } from './world.ts';
+import { keyHeldBy, LATE_CHARGE_MS, LEASE_MS, notingIds, type ServerLayers, stillHolding } from './world.ts';
 
 export const REFUND_INVARIANTS = [
   'never more refunded at the bank than charged, and the ledger within [0, the charge]',
@@ -125,11 +125,7 @@ export class RefundWorld {
         now: this.now,
         at,
         bankFaults: BANK[bank],
-        attemptIds: () => {
-          const id = this.attemptIds();
-          if (laneId) this.idsOf.set(laneId, (this.idsOf.get(laneId) ?? new Set()).add(id));
-          return id;
-        },
+        attemptIds: notingIds(this.attemptIds, this.idsOf, laneId),
       },
     );
   }
@@ -266,15 +262,11 @@ export class RefundWorld {
       getRedis().keys(`idem:{${this.caller}:*`),
     ]);
     const records = await Promise.all(keys.map((name) => getRedis().get(name)));
-    const held = [
+    return stillHolding(actor, [
       refunds.some((r) => ids.has(r.attemptId ?? '')) && 'a refund',
       rows.some((r) => ids.has(r.owner ?? '')) && 'a dedup row',
-      records.some((raw) => {
-        const record = raw === null ? undefined : decodeRecord(raw);
-        return record?.state === 'processing' && ids.has(record.owner);
-      }) && 'a request key',
-    ].filter((claim): claim is string => typeof claim === 'string');
-    return held.length > 0 ? [`${actor} answered still holding ${held.join(', ')}`] : [];
+      records.some((raw) => keyHeldBy(raw, ids)) && 'a request key',
+    ]);
   }
 
   /** Every claim on this order's refunds now: the refunds' (layer 3), their dedup rows' (layer 4). */
@@ -538,14 +530,7 @@ export const REFUND_SCRIPTS: RefundScript[] = [
       { name: 'first', kind: 'refund', requestId: 'rq0', amountCents: 500 },
       { name: 'dup1', kind: 'refund', requestId: 'rq0', amountCents: 500 },
     ],
-    steps: [
-      { run: 'first', to: 'order.claim' },
-      { strike: 'lease' },
-      { run: 'first', to: 'pay.beforeBank' },
-      { run: 'dup1' },
-      { strike: 'lease' },
-      { run: 'first' },
-    ],
+    steps: LOST_KEY_WHILE_AWAY,
   },
 ];
 

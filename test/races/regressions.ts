@@ -1,6 +1,7 @@
 // Schedules that once charged a card twice, lost a charge, or broke another invariant, kept as regression
 // cases. Each is a script: who runs to which named point, who dies, what strikes (explorer.ts). The comment
 // says what happened before the fix. See docs/decisions/012-fenced-recovery.md.
+import type { RacePoint } from '../../lib/defences/race-points.ts';
 import type { Script } from './explorer.ts';
 import type { ServerLayer, ServerLayers } from './world.ts';
 
@@ -18,6 +19,20 @@ const label = (layers: ServerLayers) => {
 };
 
 export type Regression = { name: string; script: Script };
+
+/**
+ * The first attempt claims its key, and what the database guards a lease later (a busy machine between the two); its
+ * retry, with its key, finds the key dead and that claim live; the first wakes a lease after that. `later 1` below,
+ * and the refunds' own script (refund-world.ts).
+ */
+export const LOST_KEY_WHILE_AWAY: Array<{ run: string; to?: RacePoint } | { strike: 'lease' }> = [
+  { run: 'first', to: 'order.claim' },
+  { strike: 'lease' },
+  { run: 'first', to: 'pay.beforeBank' },
+  { run: 'dup1' },
+  { strike: 'lease' },
+  { run: 'first' },
+];
 
 /** The database's layers, alone and together, with and without the request key in front. */
 const DATABASE_CONFIGS = [
@@ -298,14 +313,7 @@ export const REGRESSIONS: Regression[] = [
         { name: 'first', kind: 'pay', key: 'k0' },
         { name: 'dup1', kind: 'pay', key: 'k0' },
       ],
-      steps: [
-        { run: 'first', to: 'order.claim' },
-        { strike: 'lease' },
-        { run: 'first', to: 'pay.beforeBank' },
-        { run: 'dup1' },
-        { strike: 'lease' },
-        { run: 'first' },
-      ],
+      steps: LOST_KEY_WHILE_AWAY,
     },
   },
 ];

@@ -75,6 +75,27 @@ export const INVARIANTS = [
   'the last retry of the intent is told the charge',
 ];
 
+/** New attempt ids from `next`, each noted under `actor` in `idsOf`: whose claim a holder's id names. */
+export function notingIds(next: () => string, idsOf: Map<string, Set<string>>, actor?: string): () => string {
+  return () => {
+    const id = next();
+    if (actor) idsOf.set(actor, (idsOf.get(actor) ?? new Set()).add(id));
+    return id;
+  };
+}
+
+/** Whether a request key's stored record (`raw`) is a claim one of `ids` holds. */
+export function keyHeldBy(raw: string | null, ids: Set<string>): boolean {
+  const record = raw === null ? undefined : decodeRecord(raw);
+  return record?.state === 'processing' && ids.has(record.owner);
+}
+
+/** An answered attempt's violation, if it still holds any of `held` (each claim's name, or false). */
+export function stillHolding(actor: string, held: Array<string | false>): string[] {
+  const names = held.filter((claim): claim is string => typeof claim === 'string');
+  return names.length > 0 ? [`${actor} answered still holding ${names.join(', ')}`] : [];
+}
+
 /** A payment's claim, as the explorer reads it to judge a takeover. */
 type ClaimSeen = { holder: string | null; fence: number; claimedAt: number } | undefined;
 
@@ -164,11 +185,7 @@ export class RaceWorld {
         now: this.now,
         at,
         bankFaults: BANK[bank],
-        attemptIds: () => {
-          const id = this.attemptIds();
-          if (requestId) this.idsOf.set(requestId, (this.idsOf.get(requestId) ?? new Set()).add(id));
-          return id;
-        },
+        attemptIds: notingIds(this.attemptIds, this.idsOf, requestId),
       },
     );
   }
@@ -349,15 +366,11 @@ export class RaceWorld {
             AND outcome IS NULL) AS "row"`,
       Promise.all([...new Set(this.keyOf.values())].map((name) => getRedis().get(name))),
     ]);
-    const held = [
+    return stillHolding(actor, [
       ids.has(claims?.order ?? '') && 'the order',
       ids.has(claims?.row ?? '') && 'the dedup row',
-      keys.some((raw) => {
-        const record = raw === null ? undefined : decodeRecord(raw);
-        return record?.state === 'processing' && ids.has(record.owner);
-      }) && 'its request key',
-    ].filter((claim): claim is string => typeof claim === 'string');
-    return held.length > 0 ? [`${actor} answered still holding ${held.join(', ')}`] : [];
+      keys.some((raw) => keyHeldBy(raw, ids)) && 'its request key',
+    ]);
   }
 
   /** The claim a takeover at `point` acts on: the actor's request key, or the order's (its dedup row's). */
