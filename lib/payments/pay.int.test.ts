@@ -308,26 +308,28 @@ describe('an attempt that lost its key while away, but not its order', () => {
       amountCents: 4_200,
       idempotencyKey: `lost-key-${orderNo}`,
     };
-    // One clock, moved by hand. The first attempt claims its key at 0 and the order at 400 (a busy machine between
-    // the two statements), then pauses before the bank until it is woken.
-    let clock = 0;
+    // One clock, moved by hand from now (a sweep of every order, beside this file, judges claims by the real one). The
+    // first attempt claims its key at +0 and the order at +400 (a busy machine between the two statements), then
+    // pauses before the bank until it is woken.
+    const start = Date.now();
+    let clock = start;
     const now = () => clock;
     const hold = holdAt('pay.beforeBank', (point) => {
-      if (point === 'order.claim') clock = 400;
+      if (point === 'order.claim') clock = start + 400;
     });
     const first = pay(asked, testPayOptions({ now, at: hold.at }));
     await hold.reached;
-    // At 1,300 the key's lease has run out and the order's claim's has not: the retry takes the key over, finds the
+    // At +1,300 the key's lease has run out and the order's claim's has not: the retry takes the key over, finds the
     // order held, and is told "in progress" (the key kept in doubt: the first may still charge).
-    clock = 1_300;
+    clock = start + 1_300;
     expect(await pay(asked, testPayOptions({ now }))).toMatchObject({
       kind: 'in_progress',
       answeredBy: 'stateMachine',
     });
-    // The first wakes at 2,900: it renews the order's claim (still its own), then finds its key taken over, and
+    // The first wakes at +2,900: it renews the order's claim (still its own), then finds its key taken over, and
     // stops before the bank. Nothing moved: the order is free again (not held for another lease by an attempt that
     // has answered).
-    clock = 2_900;
+    clock = start + 2_900;
     hold.release();
     expect(await first).toMatchObject({ kind: 'in_progress', answeredBy: 'requestKey', takenOver: true });
     expect((await orderRow(orderNo))?.status).toBe('PENDING');

@@ -257,8 +257,23 @@ function stepActor(state: State, actor: ActorState, layers: Layers): ActorState 
     if (answer?.kind === 'completed' && answer.outcome.status === 'DECLINED' && state.paidAtBank[actor.role.name]) {
       state.broken.push(`${actor.role.name} was told DECLINED by a bank call made when the order was PAID`);
     }
+    if (actor.role.kind === 'pay') state.broken.push(...claimsLeftBy(state.world, actor.role.name));
   }
   return moved;
+}
+
+/**
+ * A payment attempt that has just answered holds no claim (world.ts's invariant): its ids are `<its name>.<life>.<n>`
+ * (the context's newId).
+ */
+function claimsLeftBy(world: World, name: string): string[] {
+  const its = (holder: string | null) => holder?.startsWith(`${name}.`) ?? false;
+  const held = [
+    world.order.status === 'PROCESSING' && its(world.order.holder) && 'the order',
+    world.row !== null && world.row.outcome === null && its(world.row.owner) && 'the dedup row',
+    Object.values(world.keys).some((key) => key.state === 'processing' && its(key.owner)) && 'its request key',
+  ].filter((claim): claim is string => typeof claim === 'string');
+  return held.length > 0 ? [`${name} answered still holding ${held.join(', ')}`] : [];
 }
 
 type Judged = { where: 'order' | { key: string }; fence: number };
