@@ -23,8 +23,8 @@ import 'server-only';
 // completed with the outcome once the bank has answered (PAID or DECLINED, the outcome on the dedup row, the
 // outbox event for the receipt), a failure after the charge too; released when the bank refused before
 // charging (PENDING again, the row deleted); kept UNKNOWN (the row without an outcome) when the bank's answer
-// is unknown, for the reconciler; released too when layer 2's key was lost before the bank (nothing moved). A claim
-// lost before the bank (taken over after a pause) is not this attempt's to write any more.
+// is unknown, for the reconciler. Layer 2's key lost before the bank (nothing moved): released, or kept in doubt if
+// this claim was taken over. A claim lost before the bank (taken over after a pause) is not this attempt's to write.
 import { decide, reason } from '../../telemetry/spans.ts';
 import { type Answer, type Attempt, type Defence, type Lease, lostBy, type OrderHold, stopped } from '../defence.ts';
 import type { Layer } from '../layers.ts';
