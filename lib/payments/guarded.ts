@@ -7,6 +7,9 @@ import type { RaceHook } from '../defences/race-points.ts';
 import { ATTR, type Span, startSpan } from '../telemetry/spans.ts';
 import type { FaultContext, FaultPoints } from './policy.ts';
 
+/** What a request is told when a defence's store fails before the bank (its pipeline then throws the error). */
+export const FAILED_BEFORE_BANK = { kind: 'failed_retryable', reason: 'a defence failed before the bank' } as const;
+
 /** What the defences handed inward: their leases, outermost first, and the bank's key. */
 export type Handed = { leases: Lease[]; toBank?: ToBank };
 
@@ -74,13 +77,24 @@ function guardTraced<At extends Traced, A, O>(
 /** What the fault point and the renewal need of an attempt. */
 type Away = { orderNo: string; span: Span; leaseMs: number; now: () => number; at?: RaceHook };
 
+/** How an attempt that was away stops before the bank: a claim it lost, or a store that failed renewing one. */
+export type NoLongerHeld<A> = { kind: 'stopped'; answer: LostClaim | A; failure?: unknown };
+
 /**
  * Between the claims and the bank, the fault point (a pause: a GC pause, an overloaded host; or a crash).
  * An attempt that was away for half its lease renews its claims, and stops if it lost one (it was taken
  * over): the answer it then gives. A fresh one cannot have lost them. Either way the bank checks the token:
- * this is only early.
+ * this is only early. A store that fails while renewing (Redis unreachable) fails the attempt before the bank,
+ * as a defence failing on the way in does (`failedBeforeBank`): nothing has moved, so the claims are given back
+ * (each conditional on this attempt's token), not left held for a lease by an attempt that has answered. The
+ * fault point's crash still goes through every guard.
  */
-export async function stillHeld(leases: Lease[], attempt: Away, faults: FaultPoints): Promise<LostClaim | undefined> {
+export async function stillHeld<A>(
+  leases: Lease[],
+  attempt: Away,
+  faults: FaultPoints,
+  failedBeforeBank: A,
+): Promise<NoLongerHeld<A> | undefined> {
   const { now, leaseMs } = attempt;
   const claimedAt = now();
   const fault = faults('pay.beforeBank', faultContext(attempt, leases));
@@ -88,9 +102,13 @@ export async function stillHeld(leases: Lease[], attempt: Away, faults: FaultPoi
   if (attempt.at) await attempt.at('pay.beforeBank');
   if (now() - claimedAt <= leaseMs / 2) return undefined;
   const renewedAt = now();
-  for (const lease of [...leases].reverse()) {
-    const lost = await lease.renew(renewedAt);
-    if (lost) return lost;
+  try {
+    for (const lease of [...leases].reverse()) {
+      const lost = await lease.renew(renewedAt);
+      if (lost) return { kind: 'stopped', answer: lost };
+    }
+  } catch (failure) {
+    return { kind: 'stopped', answer: failedBeforeBank, failure };
   }
   return undefined;
 }

@@ -339,6 +339,39 @@ describe('an attempt that lost its key while away, but not its order', () => {
   });
 });
 
+describe('an attempt whose key cannot be renewed after a pause (its store fails)', () => {
+  it('gives its order claim back and fails retryably: nothing moved, and the retry pays at once', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON, claims: { leaseMs: 1_000 } });
+    const asked = {
+      orderNo,
+      caller: clientScope(`key-unrenewed-${orderNo}`),
+      channel: 'api' as const,
+      amountCents: 4_200,
+      idempotencyKey: `key-unrenewed-${orderNo}`,
+    };
+    // Away for more than half its lease (the clock moved by hand), the attempt renews its claims, the innermost
+    // first: the order's renewal succeeds, then the key's store fails (as Redis unreachable would: the race point
+    // in the key's renewal throws what the client would).
+    const start = Date.now();
+    let clock = start;
+    const now = () => clock;
+    const unreachable = new Error('Connection is closed.');
+    const hold = holdAt('pay.beforeBank', (point) => {
+      if (point === 'key.renew') throw unreachable;
+    });
+    const first = pay(asked, testPayOptions({ now, at: hold.at }));
+    await hold.reached;
+    clock = start + 600;
+    hold.release();
+    // The request fails (a 503 on the API), before the bank: the order is free again, not held for a lease by an
+    // attempt that has answered, and so is the key (its store answers again).
+    await expect(first).rejects.toBe(unreachable);
+    expect((await orderRow(orderNo))?.status).toBe('PENDING');
+    expect((await pay(asked, testPayOptions({ now }))).kind).toBe('completed');
+    expect(await chargeCount(orderNo)).toBe(1);
+  });
+});
+
 describe('the walk: a payment passes through each defence once, the bank inside them all', () => {
   // The async stack at a point of the payment (V8 keeps the frames of the functions awaiting it): which
   // defences' guards the payment is inside there. A claim's end (complete, record) is reached from inside the

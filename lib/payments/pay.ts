@@ -28,7 +28,7 @@ import type { CallerScope } from '../session.ts';
 import { ATTR, decide, hashCaller, type Reason, reason, type Span, startSpan } from '../telemetry/spans.ts';
 import type { BankFaults } from './bank.ts';
 import { callBank } from './bank-call.ts';
-import { faultContext, guarded, type Handed, stillHeld } from './guarded.ts';
+import { FAILED_BEFORE_BANK, faultContext, guarded, type Handed, stillHeld } from './guarded.ts';
 import { recallOrderFacts } from './order-facts.ts';
 import { mayUse } from './orders.ts';
 import { type PaymentPolicy, policySource } from './policy.ts';
@@ -113,12 +113,11 @@ async function payOnce(request: PayRequest, options: PayOptions, span: Span): Pr
 
   // 1-5. The defences, in the article's order, each around the rest: a duplicate is answered by the first one
   //    that stops it; the others pass it on, and hear how the rest ended on the way back.
-  const failed = { kind: 'failed_retryable', reason: 'a defence failed before the bank' } as const;
   const end = await guarded(
     defencesFor(layers, attempt),
     attempt,
     (handed) => atTheBank(attempt, order, options, handed),
-    failed,
+    FAILED_BEFORE_BANK,
   );
   if (end.kind === 'stopped' && end.failure !== undefined) throw end.failure;
   return told(end.answer, order.policy);
@@ -143,8 +142,8 @@ async function atTheBank(
   options: PayOptions,
   { leases, toBank }: Handed,
 ): Promise<Ending> {
-  const lost = await stillHeld(leases, attempt, order.policy.faults);
-  if (lost) return { kind: 'stopped', answer: lost };
+  const lost = await stillHeld(leases, attempt, order.policy.faults, FAILED_BEFORE_BANK);
+  if (lost) return lost;
   if (options.at) await options.at('pay.bank');
   // The order's faults as they are, unless a test gives this attempt its own (a spread is a copy V8 makes slowly).
   const faults = options.bankFaults ? { ...order.policy.bank, ...options.bankFaults } : order.policy.bank;

@@ -215,6 +215,31 @@ describe('a refund attempt that lost its key while away, but not its refund', ()
   });
 });
 
+describe('a refund attempt whose key cannot be renewed after a pause (its store fails)', () => {
+  it('gives its claim back, its amount off the ledger, and fails retryably: the retry refunds at once', async () => {
+    const { orderNo, who } = await paidOrder({ layers: ALL_ON, claims: { leaseMs: 1_000 } });
+    // As the payment's test in lib/payments/pay.int.test.ts: away past half the lease, the refund's claim renewed,
+    // then the key's store fails.
+    const start = Date.now();
+    let clock = start;
+    const now = () => clock;
+    const unreachable = new Error('Connection is closed.');
+    const hold = holdAt('pay.beforeBank', (point) => {
+      if (point === 'key.renew') throw unreachable;
+    });
+    const asked = { orderNo, caller: who, channel: 'api' as const, amountCents: 500, requestId: 'rq-key-unrenewed' };
+    const first = refund(asked, { ...defaultRefundOptions(), now, at: hold.at });
+    await hold.reached;
+    clock = start + 600;
+    hold.release();
+    await expect(first).rejects.toBe(unreachable);
+    expect(await getDb().refund.findFirst({ where: { orderNo } })).toMatchObject({ status: 'REQUESTED' });
+    expect((await orderRow(orderNo)).refundedCents).toBe(0);
+    expect((await refund(asked, { ...defaultRefundOptions(), now })).kind).toBe('completed');
+    expect(await bankRefunds(orderNo)).toEqual([{ amountCents: 500 }]);
+  });
+});
+
 describe('a refund whose attempt died', () => {
   const LEASE_MS = 30_000;
   const later = () => Date.now() + 3 * LEASE_MS;

@@ -22,7 +22,7 @@ import { env } from '../env.ts';
 import { instanceName, newAttemptId, newRequestId } from '../instance.ts';
 import type { BankFaults } from '../payments/bank.ts';
 import { refundOfBankKey } from '../payments/bank-refunds.ts';
-import { faultContext, guarded, type Handed, stillHeld } from '../payments/guarded.ts';
+import { FAILED_BEFORE_BANK, faultContext, guarded, type Handed, stillHeld } from '../payments/guarded.ts';
 import { mayUse } from '../payments/orders.ts';
 import { type PaymentPolicy, policySource } from '../payments/policy.ts';
 import { settlePaymentNow } from '../payments/reconcile.ts';
@@ -101,12 +101,11 @@ async function refundOnce(request: RefundRequest, options: RefundOptions, span: 
   decide(span, 'request', 'received', () => reason('refundReceived', received));
   // 1-5. The refund's identity, then its defences, each around the rest.
   const attempt = attemptOf(request, order, options, span);
-  const failed = { kind: 'failed_retryable', reason: 'a defence failed before the bank' } as const;
   const end = await guarded(
     refundDefencesFor(layers, attempt),
     attempt,
     (handed) => atTheBank(attempt, order, options, handed),
-    failed,
+    FAILED_BEFORE_BANK,
   );
   if (end.kind === 'stopped' && end.failure !== undefined) throw end.failure;
   const { answer } = end;
@@ -122,8 +121,8 @@ async function atTheBank(
   options: RefundOptions,
   { leases, toBank }: Handed,
 ): Promise<Ending<RefundAnswer, RefundOutcome>> {
-  const lost = await stillHeld(leases, attempt, order.policy.faults);
-  if (lost) return { kind: 'stopped', answer: lost };
+  const lost = await stillHeld(leases, attempt, order.policy.faults, FAILED_BEFORE_BANK);
+  if (lost) return lost;
   if (options.at) await options.at('pay.bank');
   const faults = { ...order.policy.bank, ...options.bankFaults };
   const { verdict, answer } = await callBankForRefund(attempt, { lease: leases.at(-1), toBank, faults });
