@@ -1,5 +1,5 @@
 // The race explorer on the real code: a schedule is a configuration of layers 2-5, the actors (payment
-// attempts with their bank faults, reconcilers, sweeps), where each may die, the events that strike (the
+// attempts with their bank faults, reconcilers, sweeps), where each may die (or a payment's store fail), the events that strike (the
 // clock past a lease or the settlement window, a restart, Redis losing its keys, housekeeping), and the
 // interleaving of all of them; or, for the regression cases, a script that says who runs to which point.
 // After the schedule, time passes and the sweep settles; the invariants (world.ts) are checked, then the
@@ -8,11 +8,14 @@ import fc from 'fast-check';
 import { RACE_POINTS, type RacePoint } from '../../lib/defences/race-points.ts';
 import type { PayResult } from '../../lib/payments/pay.ts';
 import { recordCoverage } from './coverage.ts';
+import { StoreFailure } from './scheduler.ts';
 import {
   type ActorPlan,
   BANK_FAULTS,
   type BankFault,
   EVENTS,
+  FAIL_POINTS,
+  type FailPoint,
   RaceWorld,
   type ServerLayers,
   type WorldEvent,
@@ -35,6 +38,8 @@ export type Schedule = {
   sweeps: number;
   /** Actors that die on reaching a point (index in spawning order: the first, the duplicates, the others). */
   crashes: Array<{ actor: number; point: RacePoint }>;
+  /** Payment attempts whose store fails at a point (index among the payments; none in schedules kept from before). */
+  failures?: Array<{ actor: number; point: FailPoint }>;
   /** What strikes, each at a moment the interleaving chooses. */
   events: WorldEvent[];
   /** The interleaving: which actor runs at each step (indices in spawning order, the events last). */
@@ -46,6 +51,8 @@ export type ScriptStep =
   | { run: string; to?: RacePoint }
   /** The actor dies where it waits. */
   | { crash: string }
+  /** The actor's store fails where it waits: it runs on, and the operation throws (run it on with `run`). */
+  | { fail: string }
   | { strike: WorldEvent }
   /** A new actor arrives (after a restart, say). */
   | { spawn: ActorPlan };
@@ -75,6 +82,10 @@ export async function runSchedule(schedule: Schedule): Promise<Finding | undefin
   for (const { actor, point } of schedule.crashes) {
     const plan = plans[actor % plans.length];
     if (plan && !plan.crashAt) plan.crashAt = { point };
+  }
+  for (const { actor, point } of schedule.failures ?? []) {
+    const plan = plans[actor % (schedule.duplicates + 1)];
+    if (plan && !plan.failAt) plan.failAt = { point };
   }
   for (const plan of plans) world.spawn(plan);
   // Housekeeping strikes between two steps of a payment only where a claim in PostgreSQL keeps the order (layer
@@ -109,6 +120,7 @@ export async function runScript(script: Script): Promise<Finding | undefined> {
     for (const step of script.steps) {
       if ('run' in step) await world.scheduler.runUntil(step.run, step.to);
       else if ('crash' in step) world.scheduler.crash(step.crash);
+      else if ('fail' in step) world.scheduler.fail(step.fail);
       else if ('strike' in step) await world.strike(step.strike);
       else world.spawn(step.spawn);
     }
@@ -136,7 +148,10 @@ export async function finish(
   for (const [name, ended] of world.ends) {
     const end = await ended;
     if (end.kind === 'crashed') endOf.set(name, `died at ${end.point}`);
-    else if (end.kind === 'threw') {
+    else if (end.kind === 'threw' && end.error instanceof StoreFailure) {
+      // Told its request failed (a 503), as the schedule meant; world.ts checked it holds no claim.
+      endOf.set(name, `failed: ${end.error.message}`);
+    } else if (end.kind === 'threw') {
       endOf.set(name, `threw ${(end.error as Error).message}`);
       violations.push(`${name} threw: ${(end.error as Error).message}`);
     } else if (isPayResult(end.value)) {
@@ -205,6 +220,9 @@ export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc.record({
   reconcilers: fc.integer({ min: 0, max: 2 }),
   sweeps: fc.integer({ min: 0, max: 1 }),
   crashes: fc.array(fc.record({ actor: fc.nat({ max: 6 }), point: fc.constantFrom(...RACE_POINTS) }), { maxLength: 2 }),
+  failures: fc.array(fc.record({ actor: fc.nat({ max: 3 }), point: fc.constantFrom(...FAIL_POINTS) }), {
+    maxLength: 1,
+  }),
   events: fc.array(fc.constantFrom<WorldEvent>(...EVENTS), { maxLength: 3 }),
   choices: fc.array(fc.nat({ max: 7 }), { minLength: 1, maxLength: 64 }),
 });

@@ -161,4 +161,12 @@ export const MUTANTS: Mutant[] = [
     to: "if (end.kind === 'stopped') return end;",
     files: REFUNDS,
   },
+  {
+    name: 'renewal-failure-through-guards',
+    breaks:
+      'a store failing as a claim is renewed after a pause passes through every guard as a crash does: the attempt fails (a 503) still holding its other claims (2026-12-07)',
+    file: 'lib/payments/guarded.ts',
+    from: "} catch (failure) {\n    return { kind: 'stopped', answer: failedBeforeBank, failure };",
+    to: '} catch (failure) {\n    throw failure;',
+  },
 ];

@@ -34,6 +34,18 @@ export const LOST_KEY_WHILE_AWAY: Array<{ run: string; to?: RacePoint } | { stri
   { run: 'first' },
 ];
 
+/**
+ * The first attempt, away for a lease before the bank, renews its claims (the innermost first): the database's,
+ * then its key, whose store fails (Redis unreachable). `later 2` below, and the refunds' own script.
+ */
+export const KEY_UNRENEWED: Array<{ run: string; to?: RacePoint } | { strike: 'lease' } | { fail: string }> = [
+  { run: 'first', to: 'pay.beforeBank' },
+  { strike: 'lease' },
+  { run: 'first', to: 'key.renew' },
+  { fail: 'first' },
+  { run: 'first' },
+];
+
 /** The database's layers, alone and together, with and without the request key in front. */
 const DATABASE_CONFIGS = [
   only('stateMachine'),
@@ -314,6 +326,18 @@ export const REGRESSIONS: Regression[] = [
         { name: 'dup1', kind: 'pay', key: 'k0' },
       ],
       steps: LOST_KEY_WHILE_AWAY,
+    },
+  },
+  {
+    // The first attempt, away for a lease before the bank, renewed its order's claim; its key's store then failed as
+    // it renewed the key (Redis unreachable). The throw went through every guard as a crash does: the request was
+    // told 503 and the order was left held, for a lease, by an attempt that had answered.
+    name: 'later 2: an attempt whose key’s store fails as it renews it gives back the order (layers 2+3+4)',
+    script: {
+      layers: only('requestKey', 'stateMachine', 'uniqueConstraint'),
+      sameKey: true,
+      actors: [{ name: 'first', kind: 'pay', key: 'k0' }],
+      steps: KEY_UNRENEWED,
     },
   },
 ];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RaceScheduler } from './scheduler.ts';
+import { RaceScheduler, type StoreFailure } from './scheduler.ts';
 
 /** Two actors that each log a line between points, under a given list of choices. */
 async function interleave(choices: number[], crashAt?: { point: string }) {
@@ -42,6 +42,26 @@ describe('race scheduler', () => {
     const { log, ends } = await interleave([0], { point: 'middle' });
     expect(log).toEqual(['a1', 'b1', 'b2', 'b unwound']);
     expect(ends[0]).toEqual({ kind: 'crashed', point: 'middle' });
+  });
+
+  it('fails the store at a point: the actor runs on from it and the point throws, which its own code handles', async () => {
+    const scheduler = new RaceScheduler();
+    const log: string[] = [];
+    const body = async (at: (point: string) => Promise<void>) => {
+      try {
+        await at('middle');
+        log.push('the store answered');
+      } catch (error) {
+        log.push(`caught ${(error as StoreFailure).point}`);
+      }
+      await at('after');
+      return 'answered';
+    };
+    const end = scheduler.spawn('a', body, undefined, { point: 'middle' });
+    await scheduler.runChoices([0]);
+    expect(log).toEqual(['caught middle']);
+    expect(scheduler.trace).toEqual(['a@start', 'a✗middle', 'a@after']);
+    expect(await end).toEqual({ kind: 'returned', value: 'answered' });
   });
 
   it('crashes a waiting actor on demand, and runs one actor to a named point', async () => {

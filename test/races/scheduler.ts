@@ -5,7 +5,9 @@
 // (test/races/conformance.ts). One list of decisions is one interleaving, replayed exactly. No sleeps.
 //
 // A crash is what it is in a real process: the actor is never resumed. Nothing after its point runs, no
-// `finally`, no release; its claims stay where they are, for the recovery path to find.
+// `finally`, no release; its claims stay where they are, for the recovery path to find. A store failure is the
+// other way an operation ends: the actor runs on from its point, and the point throws what the store's client
+// would (a connection lost); the code's own handling of errors runs.
 
 /** How an actor ended. */
 export type ActorEnd<T> =
@@ -14,13 +16,26 @@ export type ActorEnd<T> =
   /** Killed at `point` (a crash fault, or a restart of its process): it never ran another line. */
   | { kind: 'crashed'; point: string };
 
+/** What an actor's store throws where the schedule makes it fail (a connection lost, a database down). */
+export class StoreFailure extends Error {
+  constructor(readonly point: string) {
+    super(`its store failed after ${point} (injected)`);
+    this.name = 'StoreFailure';
+  }
+}
+
 type Actor = {
   name: string;
-  /** Where it waits for its turn (undefined while it runs, or once it has ended). */
-  waiting?: { point: string; resume: () => void };
+  /**
+   * Where it waits for its turn (undefined while it runs, or once it has ended). `fails`: its store fails there, so
+   * it is run on by `fail` (the point throws) instead of `resume`.
+   */
+  waiting?: { point: string; fails: boolean; resume: () => void; fail: () => void };
   ended: boolean;
   /** Dies on arriving at this point (its n-th arrival there, 1 by default). */
   crashAt?: { point: string; nth: number };
+  /** Its store fails at this point (its n-th arrival there): the point throws when it runs on from it. */
+  failAt?: { point: string; nth: number };
   arrivals: Map<string, number>;
   finish: (end: ActorEnd<unknown>) => void;
 };
@@ -46,12 +61,14 @@ export class RaceScheduler {
 
   /**
    * Starts an actor; it waits at `start` for its first turn. `at` is its hook for the named points.
-   * `crashAt`: the actor dies when it arrives there (its `nth` arrival).
+   * `crashAt`: the actor dies when it arrives there (its `nth` arrival). `failAt`: the operation after that point
+   * fails (the hook throws a StoreFailure when the actor runs on from it, as the store's client would throw).
    */
   spawn<T>(
     name: string,
     body: (at: (point: string) => Promise<void>) => Promise<T>,
     crashAt?: { point: string; nth?: number },
+    failAt?: { point: string; nth?: number },
   ): Promise<ActorEnd<T>> {
     let finish: (end: ActorEnd<unknown>) => void = () => {};
     const ended = new Promise<ActorEnd<T>>((resolve) => {
@@ -61,6 +78,7 @@ export class RaceScheduler {
       name,
       ended: false,
       crashAt: crashAt && { point: crashAt.point, nth: crashAt.nth ?? 1 },
+      failAt: failAt && { point: failAt.point, nth: failAt.nth ?? 1 },
       arrivals: new Map(),
       finish: (end) => {
         if (actor.ended) return;
@@ -72,14 +90,16 @@ export class RaceScheduler {
     };
     this.actors.push(actor);
     const at = (point: string) =>
-      new Promise<void>((resume) => {
+      new Promise<void>((resume, reject) => {
         const arrivals = (actor.arrivals.get(point) ?? 0) + 1;
         actor.arrivals.set(point, arrivals);
-        if (actor.crashAt && actor.crashAt.point === point && actor.crashAt.nth === arrivals) {
+        const here = (planned?: { point: string; nth: number }) => planned?.point === point && planned.nth === arrivals;
+        if (here(actor.crashAt)) {
           actor.finish({ kind: 'crashed', point }); // and `resume` is never called
           return;
         }
-        actor.waiting = { point, resume };
+        const fail = () => reject(new StoreFailure(point));
+        actor.waiting = { point, fails: here(actor.failAt), resume, fail };
         this.yielded?.();
       });
     void (async () => {
@@ -122,6 +142,13 @@ export class RaceScheduler {
     actor.finish({ kind: 'crashed', point });
   }
 
+  /** The actor's store fails where it waits: when it next runs, the operation after its point throws. */
+  fail(name: string): void {
+    const { waiting } = this.actor(name);
+    if (!waiting) throw new Error(`scheduler: ${name} is not waiting, its store cannot fail`);
+    waiting.fails = true;
+  }
+
   /** Runs `name` from the point it waits at to its next point (or its end). */
   async step(name: string): Promise<void> {
     const actor = this.actor(name);
@@ -129,7 +156,7 @@ export class RaceScheduler {
     if (!turn) throw new Error(`scheduler: ${name} is not waiting`);
     await this.hooks.before?.(name, turn.point);
     actor.waiting = undefined;
-    this.trace.push(`${name}@${turn.point}`);
+    this.trace.push(turn.fails ? `${name}✗${turn.point}` : `${name}@${turn.point}`);
     let timer: NodeJS.Timeout | undefined;
     await new Promise<void>((resolve, reject) => {
       this.yielded = resolve;
@@ -138,7 +165,8 @@ export class RaceScheduler {
           reject(new Error(`scheduler: ${name} did not reach a point within ${this.stepMs} ms (after ${turn.point})`)),
         this.stepMs,
       );
-      turn.resume();
+      if (turn.fails) turn.fail();
+      else turn.resume();
     }).finally(() => clearTimeout(timer));
     this.yielded = undefined;
     // Let an actor that just finished settle its end before anyone looks.

@@ -21,7 +21,7 @@ import { reconcileOrder, reconcileStalePayments } from '../../lib/payments/recon
 import { runHousekeeping } from '../../lib/payments/retention.ts';
 import { getRedis } from '../../lib/redis.ts';
 import { type CallerScope, clientScope } from '../../lib/session.ts';
-import { type ActorEnd, RaceScheduler } from './scheduler.ts';
+import { type ActorEnd, RaceScheduler, StoreFailure } from './scheduler.ts';
 
 /** The defences that act on the server (the token and the pending UI belong to a page). */
 export const SERVER_LAYERS = ['requestKey', 'stateMachine', 'uniqueConstraint', 'bankKey'] as const;
@@ -53,12 +53,23 @@ const BANK: Record<BankFault, Partial<Faults>> = {
   decline: { bankFailure: 'decline' },
 };
 
-/** Who takes part. `crashAt`: the actor dies on arriving at that point (its `nth` arrival there). */
-export type ActorPlan = { name: string; crashAt?: { point: RacePoint; nth?: number } } & (
-  | { kind: 'pay'; key: string; bank?: BankFault }
-  | { kind: 'reconcile' }
-  | { kind: 'sweep' }
-);
+/**
+ * Where a payment attempt's store may fail (`failAt`): the operations before the bank that claim or renew its claims,
+ * in Redis or PostgreSQL. It is then told its request failed (a 503), and holds no claim (nothing moved); elsewhere a
+ * failure may leave a claim for the recovery path (a release that failed; after the bank, money that moved).
+ */
+export const FAIL_POINTS = ['key.claim', 'order.claim', 'key.renew', 'order.renew'] as const;
+export type FailPoint = (typeof FAIL_POINTS)[number];
+
+/**
+ * Who takes part. `crashAt`: the actor dies on arriving at that point (its `nth` arrival there). `failAt`: its store
+ * fails at that point (its first arrival there).
+ */
+export type ActorPlan = {
+  name: string;
+  crashAt?: { point: RacePoint; nth?: number };
+  failAt?: { point: FailPoint };
+} & ({ kind: 'pay'; key: string; bank?: BankFault } | { kind: 'reconcile' } | { kind: 'sweep' });
 
 /** What may strike between two steps. */
 export const EVENTS = ['lease', 'window', 'restart', 'flushRedis', 'dedupCleanup', 'retention'] as const;
@@ -70,7 +81,7 @@ export const INVARIANTS = [
   'nobody is told PAID without a charge, nor DECLINED by a bank call made once the order was PAID; no order ends DECLINED with a charge',
   'one payment.paid event, and one receipt, per charge',
   'a takeover never takes a live claim (one within its lease, renewed, or held by a living process)',
-  'an attempt that has answered holds no claim: each is completed, given back, or kept in doubt by nobody',
+  'an attempt that has answered (a 503 too, its store failing before the bank) holds no claim: each is completed, given back, or kept in doubt by nobody',
   'housekeeping deletes an order only once it is settled',
   'the last retry of the intent is told the charge',
 ];
@@ -213,7 +224,7 @@ export class RaceWorld {
           });
       }
     };
-    this.ends.set(plan.name, this.scheduler.spawn(plan.name, body, plan.crashAt));
+    this.ends.set(plan.name, this.scheduler.spawn(plan.name, body, plan.crashAt, plan.failAt));
   }
 
   /** Something strikes between two steps. */
@@ -340,6 +351,10 @@ export class RaceWorld {
    */
   private async ended(actor: string): Promise<void> {
     const end = await this.ends.get(actor);
+    if (end?.kind === 'threw' && end.error instanceof StoreFailure) {
+      this.violations.push(...(await this.claimsLeftBy(actor)));
+      return;
+    }
     if (end?.kind !== 'returned') return;
     this.violations.push(...(await this.claimsLeftBy(actor)));
     const result = end.value as Partial<PayResult>;
@@ -353,7 +368,8 @@ export class RaceWorld {
   /**
    * A payment attempt has just answered: it holds no claim any more (the release rule's, release.ts: completed,
    * given back, or kept in doubt, which no attempt holds). A claim it still held would keep the order from the
-   * next retry for a lease, for nobody (an attempt that lost its key while away once left the order so).
+   * next retry for a lease, for nobody (an attempt that lost its key while away once left the order so; one whose
+   * key's store failed as it renewed it, too). An attempt whose store failed before the bank (a 503) has answered.
    */
   private async claimsLeftBy(actor: string): Promise<string[]> {
     const ids = this.idsOf.get(actor);
