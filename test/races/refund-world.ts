@@ -266,7 +266,10 @@ export class RefundWorld {
     if (!ids || !answered) return [];
     const db = getDb();
     const [refunds, rows, keys] = await Promise.all([
-      db.refund.findMany({ where: { orderNo: this.orderNo, status: 'PROCESSING' }, select: { attemptId: true } }),
+      db.refund.findMany({
+        where: { orderNo: this.orderNo, status: { in: ['PROCESSING', 'UNKNOWN'] } },
+        select: { attemptId: true },
+      }),
       db.idempotentRecord.findMany({
         where: { bizType: 'REFUND', bizNo: { startsWith: `${this.orderNo}/` }, outcome: { equals: Prisma.DbNull } },
         select: { owner: true },

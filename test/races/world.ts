@@ -377,7 +377,8 @@ export class RaceWorld {
     // Two holders in one statement, not the whole world (`read`): this runs as every attempt of every schedule ends.
     const [[claims], keys] = await Promise.all([
       getDb().$queryRaw<Array<{ order: string | null; row: string | null }>>`
-        SELECT (SELECT attempt_id FROM orders WHERE order_no = ${this.orderNo} AND status = 'PROCESSING') AS "order",
+        SELECT (SELECT attempt_id FROM orders WHERE order_no = ${this.orderNo} AND status IN ('PROCESSING', 'UNKNOWN'))
+            AS "order",
           (SELECT owner FROM idempotent_record WHERE biz_type = 'PAYMENT' AND biz_no = ${this.orderNo}
             AND outcome IS NULL) AS "row"`,
       Promise.all([...new Set(this.keyOf.values())].map((name) => getRedis().get(name))),

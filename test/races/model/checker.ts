@@ -269,7 +269,7 @@ function stepActor(state: State, actor: ActorState, layers: Layers): ActorState 
 function claimsLeftBy(world: World, name: string): string[] {
   const its = (holder: string | null) => holder?.startsWith(`${name}.`) ?? false;
   const held = [
-    world.order.status === 'PROCESSING' && its(world.order.holder) && 'the order',
+    (world.order.status === 'PROCESSING' || world.order.status === 'UNKNOWN') && its(world.order.holder) && 'the order',
     world.row !== null && world.row.outcome === null && its(world.row.owner) && 'the dedup row',
     Object.values(world.keys).some((key) => key.state === 'processing' && its(key.owner)) && 'its request key',
   ].filter((claim): claim is string => typeof claim === 'string');
