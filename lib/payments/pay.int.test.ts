@@ -370,6 +370,32 @@ describe('an attempt whose key cannot be renewed after a pause (its store fails)
     expect((await pay(asked, testPayOptions({ now }))).kind).toBe('completed');
     expect(await chargeCount(orderNo)).toBe(1);
   });
+
+  it('with the key’s store still down as the key is given back: the order is free, and the first error is thrown', async () => {
+    const orderNo = await newOrder({ layers: ALL_ON, claims: { leaseMs: 1_000 } });
+    const asked = {
+      orderNo,
+      caller: clientScope(`key-down-${orderNo}`),
+      channel: 'api' as const,
+      amountCents: 4_200,
+      idempotencyKey: `key-down-${orderNo}`,
+    };
+    const start = Date.now();
+    let clock = start;
+    const unreachable = new Error('Connection is closed.');
+    const hold = holdAt('pay.beforeBank', (point) => {
+      if (point === 'key.renew') throw unreachable;
+      if (point === 'key.release') throw new Error('Connection is closed, still.');
+    });
+    const first = pay(asked, testPayOptions({ now: () => clock, at: hold.at }));
+    await hold.reached;
+    clock = start + 600;
+    hold.release();
+    // The renewal's error, not the release's that came after it: the release failing is logged, and the key lives
+    // out its lease.
+    await expect(first).rejects.toBe(unreachable);
+    expect((await orderRow(orderNo))?.status).toBe('PENDING');
+  });
 });
 
 describe('the walk: a payment passes through each defence once, the bank inside them all', () => {

@@ -209,7 +209,17 @@ async function guardKey<A extends { kind: string }, O, Found>(
     await settle(attempt, held, fate);
     return end;
   }
-  return { ...end, answer: await stoppedAfter(attempt, held, seen, end.answer, fate) };
+  const answer = stoppedAfter(attempt, held, seen, end.answer, fate);
+  if (end.failure === undefined) return { ...end, answer: await answer };
+  // A store inside failed (the pipeline throws its error once the guards have heard it): the key's own store may be
+  // down too, and its error must not take the place of the first one. The key then lives out its lease.
+  return {
+    ...end,
+    answer: await answer.catch((error: Error) => {
+      console.error(`[request-key] ${attempt.merchantRef}: not given back (${error.message})`);
+      return end.answer;
+    }),
+  };
 }
 
 async function claimKey<O, Found>(
