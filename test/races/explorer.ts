@@ -8,7 +8,6 @@ import fc from 'fast-check';
 import { RACE_POINTS, type RacePoint } from '../../lib/defences/race-points.ts';
 import type { PayResult } from '../../lib/payments/pay.ts';
 import { recordCoverage } from './coverage.ts';
-import { StoreFailure } from './scheduler.ts';
 import {
   type ActorPlan,
   BANK_FAULTS,
@@ -16,6 +15,7 @@ import {
   EVENTS,
   FAIL_POINTS,
   type FailPoint,
+  injectedFailure,
   RaceWorld,
   type ServerLayers,
   type WorldEvent,
@@ -148,7 +148,7 @@ export async function finish(
   for (const [name, ended] of world.ends) {
     const end = await ended;
     if (end.kind === 'crashed') endOf.set(name, `died at ${end.point}`);
-    else if (end.kind === 'threw' && end.error instanceof StoreFailure) {
+    else if (end.kind === 'threw' && injectedFailure(end.error)) {
       // Told its request failed (a 503), as the schedule meant; world.ts checked it holds no claim.
       endOf.set(name, `failed: ${end.error.message}`);
     } else if (end.kind === 'threw') {

@@ -20,10 +20,11 @@ import { reconcileRefund, reconcileStaleRefunds } from '../../lib/refunds/reconc
 import { defaultRefundOptions, type RefundResult, refund } from '../../lib/refunds/refund.ts';
 import { type CallerScope, clientScope } from '../../lib/session.ts';
 import { KEY_UNRENEWED, LOST_KEY_WHILE_AWAY } from './regressions.ts';
-import { type ActorEnd, RaceScheduler, StoreFailure } from './scheduler.ts';
+import { type ActorEnd, RaceScheduler } from './scheduler.ts';
 import {
   FAIL_POINTS,
   type FailPoint,
+  injectedFailure,
   keyHeldBy,
   LATE_CHARGE_MS,
   LEASE_MS,
@@ -262,7 +263,7 @@ export class RefundWorld {
   private async claimsLeftBy(actor: string): Promise<string[]> {
     const ids = this.idsOf.get(actor);
     const end = await this.ends.get(actor);
-    const answered = end?.kind === 'returned' || (end?.kind === 'threw' && end.error instanceof StoreFailure);
+    const answered = end?.kind === 'returned' || (end?.kind === 'threw' && injectedFailure(end.error));
     if (!ids || !answered) return [];
     const db = getDb();
     const [refunds, rows, keys] = await Promise.all([
@@ -434,7 +435,7 @@ async function finishRefunds(world: RefundWorld, amountCents: number): Promise<s
   for (const [name, ended] of world.ends) {
     const end = await ended;
     // A store failure the schedule meant is a 503, checked as an answer (claimsLeftBy); any other throw is a finding.
-    if (end.kind === 'threw' && !(end.error instanceof StoreFailure))
+    if (end.kind === 'threw' && !injectedFailure(end.error))
       violations.push(`${name} threw: ${(end.error as Error).message}`);
     else if (end.kind === 'returned' && isRefundResult(end.value)) told.push(end.value);
   }

@@ -56,10 +56,17 @@ const BANK: Record<BankFault, Partial<Faults>> = {
 /**
  * Where a payment attempt's store may fail (`failAt`): the operations before the bank that claim or renew its claims,
  * in Redis or PostgreSQL. It is then told its request failed (a 503), and holds no claim (nothing moved); elsewhere a
- * failure may leave a claim for the recovery path (a release that failed; after the bank, money that moved).
+ * failure may leave a claim for the recovery path (a release that failed; after the bank, money that moved). The
+ * failure is the command never reaching the store (a connection refused or lost before it), once; not a reply lost
+ * after the store applied it (a claim made so would live out its lease), nor a store down for the calls after it.
  */
 export const FAIL_POINTS = ['key.claim', 'order.claim', 'key.renew', 'order.renew'] as const;
 export type FailPoint = (typeof FAIL_POINTS)[number];
+
+/** A store failure the schedule injected where one is meant (FAIL_POINTS): a 503, not a finding by itself. */
+export function injectedFailure(error: unknown): error is StoreFailure {
+  return error instanceof StoreFailure && (FAIL_POINTS as readonly string[]).includes(error.point);
+}
 
 /**
  * Who takes part. `crashAt`: the actor dies on arriving at that point (its `nth` arrival there). `failAt`: its store
@@ -351,7 +358,7 @@ export class RaceWorld {
    */
   private async ended(actor: string): Promise<void> {
     const end = await this.ends.get(actor);
-    if (end?.kind === 'threw' && end.error instanceof StoreFailure) {
+    if (end?.kind === 'threw' && injectedFailure(end.error)) {
       this.violations.push(...(await this.claimsLeftBy(actor)));
       return;
     }
