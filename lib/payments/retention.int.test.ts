@@ -4,7 +4,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { getDb } from '../db.ts';
 import { createOrder } from './orders.ts';
-import { pruneOldRecords } from './retention.ts';
+import { pruneOldRecords, runHousekeeping } from './retention.ts';
 
 const DAY = 86_400_000;
 
@@ -36,6 +36,35 @@ async function orderAged(
 }
 
 describe('retention', () => {
+  it('prunes old refunds whose order is gone that no bank answered for, with their dedup rows; keeps the rest', async () => {
+    // Rows a refund wrote after retention pruned its order, its attempt dead before it gave its claim back (no
+    // order row: the refunds table has no foreign key to it, decision 032).
+    const orderNo = `ord_orphan_${Date.now().toString(36)}`;
+    const aged = (days: number) => new Date(Date.now() - days * DAY);
+    const refund = (refundKey: string, days: number, status: 'PROCESSING' | 'REQUESTED' | 'UNKNOWN') => ({
+      orderNo,
+      refundKey,
+      amountCents: 500,
+      status,
+      attemptId: status === 'PROCESSING' ? 'dead-attempt' : null,
+      createdAt: aged(days),
+      updatedAt: aged(days),
+    });
+    await getDb().refund.createMany({
+      data: [refund('claimed', 40, 'PROCESSING'), refund('given-back', 40, 'REQUESTED')],
+    });
+    // Kept: a recent one (an attempt may still hold it), and one in doubt (a bank may have refunded it).
+    await getDb().refund.createMany({ data: [refund('recent', 1, 'PROCESSING'), refund('in-doubt', 40, 'UNKNOWN')] });
+    await getDb().idempotentRecord.create({
+      data: { bizType: 'REFUND', bizNo: `${orderNo}/claimed`, owner: 'dead-attempt', createdAt: aged(40) },
+    });
+    const pruned = await runHousekeeping(new Date(), { retentionDays: 30 }, { orderNos: [orderNo] });
+    expect(pruned.refunds).toBe(2);
+    const left = await getDb().refund.findMany({ where: { orderNo }, select: { refundKey: true } });
+    expect(left.map((row) => row.refundKey).sort()).toEqual(['in-doubt', 'recent']);
+    expect(await getDb().idempotentRecord.count({ where: { bizType: 'REFUND', bizNo: `${orderNo}/claimed` } })).toBe(0);
+  });
+
   it('prunes what is older than the cutoff and settled, with its charges, receipts and dedup rows', async () => {
     const old = await orderAged(40, 'PAID', { dedupRow: 'settled' });
     const abandoned = await orderAged(40, 'PENDING', { charge: false });

@@ -2,10 +2,10 @@ import 'server-only';
 // Retention: nothing in the demo may grow without bound. Hourly, what is older than RETENTION_DAYS goes:
 // settled orders (PAID, DECLINED) and carts never paid (PENDING), with their card statement, receipts, refunds
 // (the merchant's, the back office's requests, the bank's) and dedup rows; outbox rows already relayed; fencing
-// tokens nobody raised since. A payment or a refund still in doubt is kept whatever its age, wherever a layer
-// keeps the doubt (the order or the refund PROCESSING or UNKNOWN, a dedup row without an outcome, a charge the
-// order has not recorded): the reconciler has to settle it first. In batches,
-// so one run never holds long locks. What it cannot see: a payment that has claimed nothing in PostgreSQL (layers
+// tokens nobody raised since; refunds left without their order that no bank saw (pruneOrphanRefunds). A payment or
+// a refund still in doubt is kept whatever its age, wherever a layer keeps the doubt (the order or the refund
+// PROCESSING or UNKNOWN, a dedup row without an outcome, a charge the order has not recorded): the reconciler has to
+// settle it first. In batches, so one run never holds long locks. What it cannot see: a payment that has claimed nothing in PostgreSQL (layers
 // 3 and 4 off) and has not reached the bank yet, on an order older than RETENTION_DAYS, at the moment it runs.
 import { bankHasOwnDatabase, getBankDb, getDb } from '../db.ts';
 import { Prisma } from '../generated/prisma/client.ts';
@@ -131,12 +131,43 @@ export async function pruneOldRecords(
 }
 
 /**
+ * Refunds whose order is gone: written after retention pruned it (the refund read the order, retention deleted it,
+ * then the refund's row was written), whose attempt died before it gave its claim back (decision 032). No sweep lists
+ * them (both of the sweep's queries join the order), and nothing went to a bank under them (a claim the ledger did
+ * not count is given back before any bank). Older than the cutoff, no attempt holds them: they go, with their dedup
+ * rows, a batch at a time. Only those no bank answered for (requested, claimed, or refused, with no bank refund):
+ * one UNKNOWN or SUCCEEDED without its order is kept, as evidence. `orderNos`: only these orders' (a test's).
+ */
+export async function pruneOrphanRefunds(olderThan: Date, scope: { orderNos?: string[] } = {}): Promise<number> {
+  const only = scope.orderNos ? Prisma.sql`AND f.order_no = ANY(${scope.orderNos}::text[])` : Prisma.empty;
+  const [row] = await getDb().$queryRaw<Array<{ refunds: bigint }>>`
+    WITH orphans AS (
+      DELETE FROM refunds WHERE (order_no, refund_key) IN (
+          SELECT f.order_no, f.refund_key FROM refunds f
+          WHERE f.created_at < ${olderThan} ${only} AND f.status IN ('REQUESTED', 'PROCESSING', 'FAILED')
+            AND f.bank_refund_id IS NULL AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.order_no = f.order_no)
+          LIMIT ${BATCH})
+      RETURNING order_no, refund_key),
+    dedup AS (
+      DELETE FROM idempotent_record WHERE biz_type = 'REFUND'
+        AND biz_no IN (SELECT order_no || '/' || refund_key FROM orphans)
+      RETURNING 1)
+    SELECT count(*) AS refunds FROM orphans`;
+  return Number(row?.refunds ?? 0n);
+}
+
+/**
  * After each batch, a pause twice as long as the batch took (50 ms at least): retention takes a third of what one
  * connection could, and the payments running meanwhile get the locks, the disk and the cores in between
  * (bench/results.md, section 7: their p99 beside it). Still far faster than a shop makes orders.
  */
 const PAUSE_PER_BATCH = 2;
 const MIN_PAUSE_MS = 50;
+
+function pauseAfter(started: number): Promise<void> {
+  const pause = Math.max(MIN_PAUSE_MS, PAUSE_PER_BATCH * (performance.now() - started));
+  return new Promise((resolve) => setTimeout(resolve, pause));
+}
 /** At most this many batches a run (two million orders): a cutoff in the future must not run it for ever. */
 const MAX_BATCHES = 10_000;
 
@@ -160,9 +191,16 @@ export async function runHousekeeping(
       const started = performance.now();
       const pruned = await pruneOldRecords(olderThan, scope);
       for (const name of Object.keys(total) as Array<keyof Pruned>) total[name] += pruned[name];
-      if (pruned.orders < BATCH && pruned.outbox < BATCH && pruned.fences < BATCH) return total;
-      const pause = Math.max(MIN_PAUSE_MS, PAUSE_PER_BATCH * (performance.now() - started));
-      await new Promise((resolve) => setTimeout(resolve, pause));
+      if (pruned.orders < BATCH && pruned.outbox < BATCH && pruned.fences < BATCH) break;
+      await pauseAfter(started);
+    }
+    // The refunds left without an order, after the orders (a scan of the refunds kept: once a run, not a batch).
+    for (let batch = 0; batch < MAX_BATCHES; batch++) {
+      const started = performance.now();
+      const orphans = await pruneOrphanRefunds(olderThan, scope);
+      total.refunds += orphans;
+      if (orphans < BATCH) break;
+      await pauseAfter(started);
     }
     return total;
   } catch (error) {
