@@ -140,14 +140,17 @@ export async function pruneOldRecords(
  */
 export async function pruneOrphanRefunds(olderThan: Date, scope: { orderNos?: string[] } = {}): Promise<number> {
   const only = scope.orderNos ? Prisma.sql`AND f.order_no = ANY(${scope.orderNos}::text[])` : Prisma.empty;
+  const unanswered = Prisma.sql`f.created_at < ${olderThan} AND f.status IN ('REQUESTED', 'PROCESSING', 'FAILED')
+    AND f.bank_refund_id IS NULL`;
   const [row] = await getDb().$queryRaw<Array<{ refunds: bigint }>>`
     WITH orphans AS (
-      DELETE FROM refunds WHERE (order_no, refund_key) IN (
-          SELECT f.order_no, f.refund_key FROM refunds f
-          WHERE f.created_at < ${olderThan} ${only} AND f.status IN ('REQUESTED', 'PROCESSING', 'FAILED')
-            AND f.bank_refund_id IS NULL AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.order_no = f.order_no)
+      DELETE FROM refunds f WHERE (f.order_no, f.refund_key) IN (
+          SELECT f.order_no, f.refund_key FROM refunds f WHERE ${unanswered} ${only}
+            AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.order_no = f.order_no)
           LIMIT ${BATCH})
-      RETURNING order_no, refund_key),
+        -- Judged again as the row is when deleted (a refund that moved it meanwhile is kept), as an order is.
+        AND ${unanswered}
+      RETURNING f.order_no, f.refund_key),
     dedup AS (
       DELETE FROM idempotent_record WHERE biz_type = 'REFUND'
         AND biz_no IN (SELECT order_no || '/' || refund_key FROM orphans)
