@@ -11,9 +11,11 @@
 // the proof matrix alone (`npm run scenarios`), `--only screenshots` refreshes docs/images, `--only races`
 // runs the race explorer alone (`npm run races -- --schedules 20000`). Other arguments go to Playwright
 // (e.g. `npm run scenarios -- -g "@double-click"`), or with `--only vitest` to Vitest (a file filter). `npm run races` runs the model checker, then the race
-// explorer on the real code; `npm run races -- --mutants` then the deliberate bugs it must catch.
+// explorer on the real code; `npm run races -- --mutants` then the deliberate bugs it must catch;
+// `npm run races -- --mutant <name>` only the mutants whose names start so, on the model's traces of the last run.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { LEFT_TO_DEEP } from '../e2e/tiers.ts';
@@ -77,15 +79,21 @@ async function main(): Promise<number> {
   const schedulesIndex = process.argv.indexOf('--schedules');
   const schedules = schedulesIndex > 0 ? process.argv[schedulesIndex + 1] : undefined;
   if (schedules !== undefined && !/^\d+$/.test(schedules)) throw new Error('--schedules takes a number');
-  const mutants = process.argv.includes('--mutants');
+  // `--mutant <name>`: only the mutants whose names start so, without the model and the explorer before them (a
+  // mutant's own run follows the model's traces of the last `npm run races`, if they are there).
+  const mutantIndex = process.argv.indexOf('--mutant');
+  const onlyMutant = mutantIndex > 0 ? process.argv[mutantIndex + 1] : undefined;
+  if (mutantIndex > 0 && !onlyMutant) throw new Error('--mutant takes the start of a mutant’s name');
+  const mutants = process.argv.includes('--mutants') || onlyMutant !== undefined;
   // Everything else on the command line goes to Playwright (npm passes what follows its own `--`).
   const passThrough = process.argv
     .slice(2)
     .filter(
       (arg, i, all) =>
-        !['--', '--only', '--schedules', '--mutants'].includes(arg) &&
+        !['--', '--only', '--schedules', '--mutants', '--mutant'].includes(arg) &&
         all[i - 1] !== '--only' &&
-        all[i - 1] !== '--schedules',
+        all[i - 1] !== '--schedules' &&
+        all[i - 1] !== '--mutant',
     );
   const needsBrowser = BROWSER_STEPS.some(wanted);
   // `--only vitest <file filters>`: the filters go to Vitest instead (`npm test -- --only vitest lib/payments`).
@@ -252,26 +260,40 @@ async function main(): Promise<number> {
     ]);
     if (wanted('races')) {
       // 1. The model: every interleaving of the bound, per configuration; the traces for the real code to follow.
-      const traces = path.join(ROOT, '.data/test/model-traces.json');
-      const model = await timed('race model: every interleaving of the bound', () =>
-        run(process.execPath, ['--import', 'tsx', 'test/races/model/run.ts', '--out', traces], env),
-      );
+      // Outside .data/test, which every run empties: `--mutant` follows the last run's traces.
+      const traces = path.join(ROOT, '.data/races/model-traces.json');
+      const model =
+        onlyMutant !== undefined ||
+        (await timed('race model: every interleaving of the bound', () =>
+          run(process.execPath, ['--import', 'tsx', 'test/races/model/run.ts', '--out', traces], env),
+        ));
       // 2. The real code: the regressions, the model's traces, random schedules beyond the bound.
       const randomSchedules = schedules ?? '1500';
-      const explorer = await timed('race explorer on the real code (vitest)', () =>
-        run(npx('vitest'), ['run', '--project', 'integration', ...RACE_FILES], {
-          ...env,
-          RACE_SCHEDULES: randomSchedules,
-          RACE_TRACES: traces,
-        }),
-      );
+      const explorer =
+        onlyMutant !== undefined ||
+        (await timed('race explorer on the real code (vitest)', () =>
+          run(npx('vitest'), ['run', '--project', 'integration', ...RACE_FILES], {
+            ...env,
+            RACE_SCHEDULES: randomSchedules,
+            RACE_TRACES: traces,
+          }),
+        ));
       // 3. The mutants, each of which the explorer must catch.
       if (mutants && model && explorer) {
         await timed('mutants the explorer must catch', async () => {
-          const results = await runMutants({ env, traces, schedules: '600', log: console.log });
+          // Alone, a mutant follows the model's traces of the last run if they are there (a sample of them otherwise).
+          const followed = onlyMutant === undefined || existsSync(traces) ? traces : '';
+          const results = await runMutants({
+            env,
+            traces: followed,
+            schedules: '600',
+            log: console.log,
+            only: onlyMutant,
+          });
+          if (results.length === 0) console.log(`[mutants] none is named ${onlyMutant}…`);
           const missed = results.filter((result) => !result.caught);
           console.log(`[mutants] ${results.length - missed.length} of ${results.length} caught`);
-          return missed.length === 0;
+          return results.length > 0 && missed.length === 0;
         });
       }
     }

@@ -2,7 +2,7 @@
 // worker threads. Prints, per configuration, the bound reached (casts, states, interleavings, ends, ordered pairs
 // of race points) and its violations; writes the traces the real code is then held to (test/races/conformance.ts)
 // to the file named by --out. Exits non-zero on a violation.
-//   node --import tsx test/races/model/run.ts --out .data/test/model-traces.json [--only 2+3+4,5]
+//   node --import tsx test/races/model/run.ts --out .data/races/model-traces.json [--only 2+3+4,5]
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { safeConfigurations } from './bound.ts';
