@@ -70,6 +70,26 @@ export function holdAt(
 }
 
 /**
+ * An attempt (`run`, given a clock moved by hand from now and its race hook) held before the bank, then woken past
+ * half its lease (a 1 s lease: 600 ms), so that it renews its claims; `then` runs at every point it passes, and may
+ * throw there as a failing store would. Returns what it comes to, and the clock, for the retries after it.
+ */
+export async function awayPastHalfLease<T>(
+  run: (options: { now: () => number; at: RaceHook }) => Promise<T>,
+  then: (point: RacePoint) => void,
+): Promise<{ settled: Promise<T>; now: () => number }> {
+  const start = Date.now();
+  let clock = start;
+  const now = () => clock;
+  const hold = holdAt('pay.beforeBank', then);
+  const settled = run({ now, at: hold.at });
+  await hold.reached;
+  clock = start + 600;
+  hold.release();
+  return { settled, now };
+}
+
+/**
  * Redis loses its memory. One server: this worker's own logical database (test/integration-setup.ts). A Redis
  * Cluster has database 0 alone: every primary is emptied, which is why its run has one worker (scripts/test.ts).
  */

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ALL_OFF,
   ALL_ON,
+  awayPastHalfLease,
   chargeCount,
   forgetEverythingInRedis,
   holdAt,
@@ -340,61 +341,46 @@ describe('an attempt that lost its key while away, but not its order', () => {
 });
 
 describe('an attempt whose key cannot be renewed after a pause (its store fails)', () => {
-  it('gives its order claim back and fails retryably: nothing moved, and the retry pays at once', async () => {
+  /** An API payment of a new order, every layer on, with a 1 s lease. */
+  async function apiPayment(name: string) {
     const orderNo = await newOrder({ layers: ALL_ON, claims: { leaseMs: 1_000 } });
-    const asked = {
-      orderNo,
-      caller: clientScope(`key-unrenewed-${orderNo}`),
-      channel: 'api' as const,
-      amountCents: 4_200,
-      idempotencyKey: `key-unrenewed-${orderNo}`,
-    };
-    // Away for more than half its lease (the clock moved by hand), the attempt renews its claims, the innermost
-    // first: the order's renewal succeeds, then the key's store fails (as Redis unreachable would: the race point
-    // in the key's renewal throws what the client would).
-    const start = Date.now();
-    let clock = start;
-    const now = () => clock;
-    const unreachable = new Error('Connection is closed.');
-    const hold = holdAt('pay.beforeBank', (point) => {
-      if (point === 'key.renew') throw unreachable;
-    });
-    const first = pay(asked, testPayOptions({ now, at: hold.at }));
-    await hold.reached;
-    clock = start + 600;
-    hold.release();
+    const caller = clientScope(`${name}-${orderNo}`);
+    return { orderNo, caller, channel: 'api' as const, amountCents: 4_200, idempotencyKey: `${name}-${orderNo}` };
+  }
+  const unreachable = new Error('Connection is closed.');
+
+  it('gives its order claim back and fails retryably: nothing moved, and the retry pays at once', async () => {
+    const asked = await apiPayment('key-unrenewed');
+    // Away past half its lease, the attempt renews its claims, the innermost first: the order's renewal succeeds,
+    // then the key's store fails (as Redis unreachable would: the race point in the key's renewal throws what the
+    // client would).
+    const { settled, now } = await awayPastHalfLease(
+      (clock) => pay(asked, testPayOptions(clock)),
+      (point) => {
+        if (point === 'key.renew') throw unreachable;
+      },
+    );
     // The request fails (a 503 on the API), before the bank: the order is free again, not held for a lease by an
     // attempt that has answered, and so is the key (its store answers again).
-    await expect(first).rejects.toBe(unreachable);
-    expect((await orderRow(orderNo))?.status).toBe('PENDING');
+    await expect(settled).rejects.toBe(unreachable);
+    expect((await orderRow(asked.orderNo))?.status).toBe('PENDING');
     expect((await pay(asked, testPayOptions({ now }))).kind).toBe('completed');
-    expect(await chargeCount(orderNo)).toBe(1);
+    expect(await chargeCount(asked.orderNo)).toBe(1);
   });
 
   it('with the key’s store still down as the key is given back: the order is free, and the first error is thrown', async () => {
-    const orderNo = await newOrder({ layers: ALL_ON, claims: { leaseMs: 1_000 } });
-    const asked = {
-      orderNo,
-      caller: clientScope(`key-down-${orderNo}`),
-      channel: 'api' as const,
-      amountCents: 4_200,
-      idempotencyKey: `key-down-${orderNo}`,
-    };
-    const start = Date.now();
-    let clock = start;
-    const unreachable = new Error('Connection is closed.');
-    const hold = holdAt('pay.beforeBank', (point) => {
-      if (point === 'key.renew') throw unreachable;
-      if (point === 'key.release') throw new Error('Connection is closed, still.');
-    });
-    const first = pay(asked, testPayOptions({ now: () => clock, at: hold.at }));
-    await hold.reached;
-    clock = start + 600;
-    hold.release();
+    const asked = await apiPayment('key-down');
+    const { settled } = await awayPastHalfLease(
+      (clock) => pay(asked, testPayOptions(clock)),
+      (point) => {
+        if (point === 'key.renew') throw unreachable;
+        if (point === 'key.release') throw new Error('Connection is closed, still.');
+      },
+    );
     // The renewal's error, not the release's that came after it: the release failing is logged, and the key lives
     // out its lease.
-    await expect(first).rejects.toBe(unreachable);
-    expect((await orderRow(orderNo))?.status).toBe('PENDING');
+    await expect(settled).rejects.toBe(unreachable);
+    expect((await orderRow(asked.orderNo))?.status).toBe('PENDING');
   });
 });
 

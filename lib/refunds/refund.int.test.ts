@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ALL_OFF,
   ALL_ON,
+  awayPastHalfLease,
   holdAt,
   newOrder,
   only,
@@ -220,19 +221,15 @@ describe('a refund attempt whose key cannot be renewed after a pause (its store 
     const { orderNo, who } = await paidOrder({ layers: ALL_ON, claims: { leaseMs: 1_000 } });
     // As the payment's test in lib/payments/pay.int.test.ts: away past half the lease, the refund's claim renewed,
     // then the key's store fails.
-    const start = Date.now();
-    let clock = start;
-    const now = () => clock;
     const unreachable = new Error('Connection is closed.');
-    const hold = holdAt('pay.beforeBank', (point) => {
-      if (point === 'key.renew') throw unreachable;
-    });
     const asked = { orderNo, caller: who, channel: 'api' as const, amountCents: 500, requestId: 'rq-key-unrenewed' };
-    const first = refund(asked, { ...defaultRefundOptions(), now, at: hold.at });
-    await hold.reached;
-    clock = start + 600;
-    hold.release();
-    await expect(first).rejects.toBe(unreachable);
+    const { settled, now } = await awayPastHalfLease(
+      (clock) => refund(asked, { ...defaultRefundOptions(), ...clock }),
+      (point) => {
+        if (point === 'key.renew') throw unreachable;
+      },
+    );
+    await expect(settled).rejects.toBe(unreachable);
     expect(await getDb().refund.findFirst({ where: { orderNo } })).toMatchObject({ status: 'REQUESTED' });
     expect((await orderRow(orderNo)).refundedCents).toBe(0);
     expect((await refund(asked, { ...defaultRefundOptions(), now })).kind).toBe('completed');
