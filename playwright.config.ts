@@ -18,6 +18,9 @@ export default defineConfig({
   // idle with four, 17% with three, and the suite a fifth shorter), with every wait on an answer, not a clock.
   workers: 4,
   timeout: 60_000,
+  // An assertion waits for its state this long (Playwright's 5 s by default): beside a second suite on two cores a
+  // payment's outcome, or a lab switch reaching another tab, has taken longer (2026-12-07). Only a failure waits it out.
+  expect: { timeout: 15_000 },
   // The JSON report is for npm test, which ends by naming what failed (scripts/lib/failures.ts).
   reporter: [['list'], ['./e2e/matrix-reporter.ts'], ['json', { outputFile: 'e2e/.results/report.json' }]],
   use: {

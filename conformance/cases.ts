@@ -365,10 +365,12 @@ export const CASES: Case[] = [
       const subject = await kit.subject({ slow: true });
       const key = kit.key();
       // It gives up after a quarter of the slow effect and tries again 100 ms later: its retries come while the
-      // first still runs (a 409's Retry-After is honoured, up to 1 s).
-      const timeoutMs = Math.round(kit.slowMs / 4);
+      // first still runs (a 409's Retry-After is honoured, up to 1 s). Each try waits twice as long as the one before
+      // (up to twice the slow effect), as a client backing off does: a busy server's replay may take longer than the
+      // first try's quarter, and how fast it answers is not what this case checks.
       const answers: KitResponse[] = [];
       for (let i = 0; i < 10 && !answers.some(isSuccess); i++) {
+        const timeoutMs = Math.min(Math.round(kit.slowMs / 4) * 2 ** i, kit.slowMs * 2);
         const answer = await kit.send(subject, { key, timeoutMs });
         answers.push(answer);
         const after = answer.kind === 'answered' ? Number(answer.headers['retry-after']) : Number.NaN;

@@ -97,7 +97,7 @@ test('the lease, the release rule and the recovery faults are lab settings, save
       crashBeforeCharge: true,
       notifyFailsAfterCharge: true,
     });
-  }).toPass({ timeout: 5_000 });
+  }).toPass({ timeout: 15_000 });
   // Out of range is refused by the server, naming the field.
   const bad = await request.put('/api/lab/config', {
     data: { claims: { leaseMs: 50, release: 'sometimes' }, faults: { bankLateChargeMs: 20_000 } },
@@ -126,7 +126,7 @@ test('layer 2’s key strategy is chosen on the lab page, each explained in a se
       strategy: 'paramHash',
       refunds: 'requestId',
     });
-  }).toPass({ timeout: 5_000 });
+  }).toPass({ timeout: 15_000 });
   // A refund's key, beside it: the order number is the wrong one there (an order may be refunded twice).
   const refunds = page.getByRole('group', { name: /A refund’s key/ });
   await expect(refunds.getByRole('radio')).toHaveCount(3);
@@ -134,7 +134,7 @@ test('layer 2’s key strategy is chosen on the lab page, each explained in a se
   await refunds.getByRole('radio', { name: /The order number/ }).check();
   await expect(async () => {
     expect((await (await page.request.get('/api/lab/config')).json()).keys.refunds).toBe('orderNo');
-  }).toPass({ timeout: 5_000 });
+  }).toPass({ timeout: 15_000 });
   const bad = await request.put('/api/lab/config', { data: { keys: { strategy: 'timestamp' } } });
   expect(bad.status()).toBe(400);
   expect((await bad.json()).errors[0].field).toBe('keys.strategy');
