@@ -19,18 +19,16 @@ if (!isRedisClusterUrl(redisUrl)) {
 // The lab, as the app registers it: its settings decide what payments run under, its timeline reads their
 // spans. A crash fault throws (test/payments.ts) instead of killing the test's process.
 // Its configuration is read here without fixing env(): a test file may set variables of its own first.
-const { registerLab } = await import('../lib/lab/register.ts');
+const { flushLab, registerLab } = await import('../lib/lab/register.ts');
 const { parseEnv } = await import('../lib/env.ts');
 const { simulatedCrash } = await import('./payments.ts');
 registerLab({ crash: simulatedCrash, config: parseEnv(process.env) });
 
-const { flushTimeline } = await import('../lib/lab/timeline.ts');
-
 afterAll(async () => {
-  // The lanes of the file's last payments, gathered for 25 ms before they are published: out now, while the client is
-  // open. Published by the timer after it was quit, they logged "[timeline] not published" as the worker closed,
-  // which Vitest reports as an unhandled error (EnvironmentTeardownError, once on 2026-12-07).
-  await flushTimeline();
+  // The lanes of the file's last payments, which the lab publishes on its next tick: out now, while the client is
+  // open. Published after it was quit, they logged "[timeline] not published" as the worker closed, which Vitest
+  // reports as an unhandled error (EnvironmentTeardownError, once on 2026-12-07).
+  await flushLab();
   const globals = globalThis as { prisma?: { $disconnect(): Promise<void> }; redis?: { quit(): Promise<unknown> } };
   await globals.prisma?.$disconnect();
   await globals.redis?.quit();
