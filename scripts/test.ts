@@ -238,9 +238,9 @@ async function main(): Promise<number> {
             // as npm test ran before the two were split (600 and 300 schedules, 80 inputs per property).
             run(npx('vitest'), ['run', '--project', 'deep', ...vitestJson('deep')], {
               ...env,
-              RACE_SCHEDULES: schedules ?? '500',
-              RACE_REFUND_SCHEDULES: schedules ?? '250',
-              FUZZ_RUNS: '40',
+              RACE_SCHEDULES: schedules ?? '540',
+              RACE_REFUND_SCHEDULES: schedules ?? '270',
+              FUZZ_RUNS: '55',
             }),
           )
         : true,

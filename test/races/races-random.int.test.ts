@@ -6,7 +6,7 @@ import { explore as exploreRandom } from './explorer.ts';
 import { printCoverage } from './print-coverage.ts';
 import { INVARIANTS } from './world.ts';
 
-const SCHEDULES = Number(process.env.RACE_SCHEDULES ?? 100);
+const SCHEDULES = Number(process.env.RACE_SCHEDULES ?? 60);
 const SEED = process.env.RACE_SEED ? Number(process.env.RACE_SEED) : Math.floor(Math.random() * 2 ** 31);
 
 describe.skipIf(SCHEDULES === 0)('race explorer: random schedules', () => {

@@ -11,7 +11,7 @@ describe('race explorer: scripted schedules of refunds', () => {
   });
 });
 
-const SCHEDULES = Number(process.env.RACE_REFUND_SCHEDULES ?? 50);
+const SCHEDULES = Number(process.env.RACE_REFUND_SCHEDULES ?? 30);
 const SEED = process.env.RACE_SEED ? Number(process.env.RACE_SEED) : Math.floor(Math.random() * 2 ** 31);
 
 describe.skipIf(SCHEDULES === 0)('race explorer: refunds', () => {
