@@ -148,6 +148,43 @@ describe('retention', () => {
     expect(await getDb().refund.count({ where: { orderNo: inDoubt } })).toBe(1);
   });
 
+  it('keeps a refund without its order that moves while retention waits to delete it (judged again)', async () => {
+    // Forced: another writer holds the refund's row (it moves it to UNKNOWN: a bank asked) while retention's orphan
+    // step, which read it as an orphan no bank answered for, waits for it.
+    const orderNo = `ord_orphan_moved_${Date.now().toString(36)}`;
+    const old = new Date(Date.now() - 40 * DAY);
+    await getDb().refund.create({
+      data: { orderNo, refundKey: 'k', amountCents: 500, status: 'PROCESSING', createdAt: old, updatedAt: old },
+    });
+    const writer = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await writer.connect();
+    let pruned: Awaited<ReturnType<typeof runHousekeeping>> | undefined;
+    try {
+      await writer.query('BEGIN');
+      await writer.query(`UPDATE refunds SET status = 'UNKNOWN' WHERE order_no = $1`, [orderNo]);
+      const pruning = runHousekeeping(new Date(), { retentionDays: 30 }, { orderNos: [orderNo] });
+      await expect
+        .poll(
+          async () =>
+            (
+              await writer.query<{ n: number }>(
+                'SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
+              )
+            ).rows[0]?.n,
+          { timeout: 15_000, interval: 20 },
+        )
+        .toBeGreaterThan(0);
+      await writer.query('COMMIT');
+      pruned = await pruning;
+    } finally {
+      await writer.end();
+    }
+    expect(pruned?.refunds).toBe(0);
+    expect(await getDb().refund.findFirst({ where: { orderNo }, select: { status: true } })).toEqual({
+      status: 'UNKNOWN',
+    });
+  });
+
   it('keeps an old fencing token the bank raises while retention waits to delete it (its age judged again)', async () => {
     // Forced: the bank's raise holds the token's row while retention's batch, which read it as old, waits for it.
     const lock = `order:retention-race-${Date.now()}`;
