@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { DEEP_ONLY } from './test/deep-only.ts';
 
 /**
  * The longest integration files, longest first. Vitest starts the files it has timed before longest first, and on a
@@ -26,9 +27,6 @@ class LongestFirst extends BaseSequencer {
     return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
   }
 }
-
-/** The integration files that only `npm run test:deep` runs (npm test stays within its minutes: README, Testing). */
-const DEEP_ONLY = ['scripts/demo.int.test.ts', 'test/scale/background-jobs.int.test.ts'];
 
 const alias = {
   '@': path.resolve(import.meta.dirname),

@@ -19,6 +19,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { LEFT_TO_DEEP } from '../e2e/tiers.ts';
+import { DEEP_ONLY } from '../test/deep-only.ts';
 import { playwrightFailures, vitestFailures } from './lib/failures.ts';
 import { applyMigrations, freshDatabase } from './lib/migrations.ts';
 import { RACE_FILES, runMutants } from './lib/mutants.ts';
@@ -98,6 +99,8 @@ async function main(): Promise<number> {
   const needsBrowser = BROWSER_STEPS.some(wanted);
   // `--only vitest <file filters>`: the filters go to Vitest instead (`npm test -- --only vitest lib/payments`).
   const vitestFilter = only === 'vitest' && passThrough.length > 0 ? ['--passWithNoTests', ...passThrough] : [];
+  // Those filters also name the deep run's own files (the launcher's, say), run then in the deep project by path.
+  const deepOnlyNamed = only === 'vitest' ? DEEP_ONLY.filter((file) => passThrough.some((f) => file.includes(f))) : [];
 
   const results: Array<{ step: string; ok: boolean; seconds: number }> = [];
   // Each vitest run also writes a JSON report, and Playwright its own (playwright.config.ts): the summary
@@ -224,13 +227,15 @@ async function main(): Promise<number> {
     await Promise.all([
       checks(),
       wanted('vitest')
-        ? timed('unit + integration (vitest)', () =>
-            run(
+        ? timed('unit + integration (vitest)', async () => {
+            const main = await run(
               npx('vitest'),
               ['run', '--project', 'unit', '--project', 'integration', ...vitestJson('main'), ...vitestFilter],
               env,
-            ),
-          )
+            );
+            if (deepOnlyNamed.length === 0) return main;
+            return (await run(npx('vitest'), ['run', '--project', 'deep', ...deepOnlyNamed], env)) && main;
+          })
         : true,
       wanted('deep')
         ? timed('deep: the launcher, the jobs at scale, more schedules and fuzzing (vitest)', () =>
