@@ -2,6 +2,7 @@
 // behind a gateway on PORT that retries a request on the other instance when one times out or dies.
 import { env, InvalidEnvError } from '../lib/env.ts';
 import { launch } from './lib/launcher.ts';
+import { inOwnProcessGroup } from './lib/own-process-group.ts';
 import { MissingProgramError } from './lib/system-programs.ts';
 
 async function main(): Promise<void> {
@@ -15,8 +16,11 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((error: unknown) => {
-  const known = error instanceof InvalidEnvError || error instanceof MissingProgramError;
-  console.error(`[cluster] ${known || error instanceof Error ? (error as Error).message : String(error)}`);
-  process.exit(1);
-});
+// In a process group of its own, so that Ctrl-C reaches the launcher, which stops the rest in order.
+inOwnProcessGroup(() =>
+  main().catch((error: unknown) => {
+    const known = error instanceof InvalidEnvError || error instanceof MissingProgramError;
+    console.error(`[cluster] ${known || error instanceof Error ? (error as Error).message : String(error)}`);
+    process.exit(1);
+  }),
+);

@@ -1,5 +1,6 @@
 // The launcher, as a user runs it: `npm run demo` with external servers, with its own embedded ones,
-// with a bad configuration, and what is left running after Ctrl-C.
+// with a bad configuration, and what is left running after Ctrl-C. Each runs as a terminal runs it: in a process group
+// of its own, which Ctrl-C signals whole.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,6 +28,7 @@ function launch(extraEnv: Record<string, string | undefined>): Launch {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // the foreground job's own process group, as a shell makes it
   });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -84,16 +86,40 @@ const alive = (pid: number) => {
   }
 };
 
+/** Ctrl-C, as a terminal sends it: SIGINT to every process of the foreground job's group at once. */
+function ctrlC(run: Launch): void {
+  process.kill(-(run.child.pid ?? 0), 'SIGINT');
+}
+
+/** What the launcher printed once it began to stop, from its "stopping" line on. */
+function whileStopping(run: Launch): string[] {
+  const lines = run.output().split('\n');
+  return lines.slice(lines.findIndex((line) => /: stopping$/.test(line))).filter((line) => line !== '');
+}
+
 async function stopWithCtrlC(run: Launch): Promise<Array<{ pid: number; command: string }>> {
   const started = await descendants(run.child.pid ?? -1);
-  run.child.kill('SIGINT');
+  ctrlC(run);
   expect(await run.exited).toBe(0);
+  // The launcher stops what it started in order (the apps and workers, then the databases): none of them reports
+  // a lost connection on the way.
+  expect(whileStopping(run)).toEqual(['[demo] SIGINT: stopping', '[demo] stopped']);
   // A helper that exits a moment after the launcher (tsx's esbuild service, on a busy machine) is not left
   // running: give them up to 3 s, then report whatever is still alive.
   for (let waited = 0; waited < 3_000 && started.some((process) => alive(process.pid)); waited += 100) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return started.filter((process) => alive(process.pid));
+}
+
+/**
+ * A page read to its end, as a browser reads it. Left unread, it held its connection busy, and the app waited for it
+ * when told to stop (then killed 10 s later): the launcher's stop would wait on the test, not on itself.
+ */
+async function page(url: string, init?: RequestInit): Promise<Response> {
+  const response = await fetch(url, init);
+  await response.arrayBuffer();
+  return response;
 }
 
 async function freshDatabase(name: string): Promise<string> {
@@ -113,8 +139,8 @@ afterAll(async () => {
   // everything it started; SIGKILL only if it does not stop within 20 s.
   for (const run of launches) {
     if (run.child.exitCode !== null || run.child.signalCode !== null) continue;
-    run.child.kill('SIGINT');
-    const killer = setTimeout(() => run.child.kill('SIGKILL'), 20_000);
+    ctrlC(run);
+    const killer = setTimeout(() => process.kill(-(run.child.pid ?? 0), 'SIGKILL'), 20_000);
     await run.exited;
     clearTimeout(killer);
   }
@@ -144,12 +170,13 @@ describe('npm run demo', () => {
       'the demo to answer healthy',
       async () => {
         const response = await fetch(`http://127.0.0.1:${PORTS.a}/api/health`);
-        return response.status === 200 ? response : undefined;
+        const body: unknown = await response.json();
+        return response.status === 200 ? body : undefined;
       },
       30_000,
       250,
     );
-    expect(await health.json()).toEqual({ status: 'ok', redis: 'ok', database: 'ok' });
+    expect(health).toEqual({ status: 'ok', redis: 'ok', database: 'ok' });
 
     const processes = await descendants(run.child.pid ?? -1);
     expect(processes.some((p) => /redis-server|postgres/.test(p.command))).toBe(false);
@@ -189,9 +216,8 @@ describe('npm run demo', () => {
     });
     expect(created.status).toBe(201);
     const { orderNo } = (await created.json()) as { orderNo: string };
-    const session = /^sid=([^;]+)/.exec(
-      (await fetch(`http://127.0.0.1:${PORTS.b}/`)).headers.getSetCookie()[0] ?? '',
-    )?.[1];
+    const home = await page(`http://127.0.0.1:${PORTS.b}/`);
+    const session = /^sid=([^;]+)/.exec(home.headers.getSetCookie()[0] ?? '')?.[1];
     expect(session, 'a session cookie').toBeDefined();
     expect(first.output()).toContain('made a session secret');
     expect((await stat(path.join(dataDir, 'demo', 'session-secret'))).mode & 0o777).toBe(0o600);
@@ -203,7 +229,7 @@ describe('npm run demo', () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject({ orderNo, amountCents: 777, status: 'PENDING' });
     // The session survives the restart: the same secret signs it (no new cookie is set).
-    const kept = await fetch(`http://127.0.0.1:${PORTS.b}/`, { headers: { cookie: `sid=${session}` } });
+    const kept = await page(`http://127.0.0.1:${PORTS.b}/`, { headers: { cookie: `sid=${session}` } });
     expect(kept.headers.getSetCookie()).toEqual([]);
     expect(second.output()).not.toContain('made a session secret');
     expect(await stopWithCtrlC(second)).toEqual([]);

@@ -24,6 +24,7 @@ import { applyMigrations } from './migrations.ts';
 import { buildApp, buildIsStale, nextEnv, startApp, waitForApp } from './next-app.ts';
 import { nginxAt } from './nginx.ts';
 import { gatewayLane } from './nginx-log.ts';
+import { signalsHandled } from './own-process-group.ts';
 import { ROOT } from './paths.ts';
 import { stopLeftover } from './processes.ts';
 import { startServices } from './services.ts';
@@ -168,6 +169,9 @@ export async function launch(plan: Plan): Promise<void> {
     }
     log(`ready: http://localhost:${plan.gatewayPort ?? plan.apps[0]?.port}  (Ctrl-C stops everything)`);
     for (const line of room.lines) log(line);
+    // From now on Ctrl-C reaches this process alone, which stops the rest in order. Until now it reached every
+    // process (a stop while starting cannot leave behind what is still being started, the build included).
+    signalsHandled();
   } catch (error) {
     await gateway?.stop();
     await Promise.all(children.map((child) => child.stop()));

@@ -1,6 +1,7 @@
 // Building and serving the Next.js app: shared by the demo, the tests and the benchmarks.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { ROOT } from './paths.ts';
 
@@ -72,6 +73,21 @@ export function startApp(options: {
   });
 }
 
+/**
+ * One request to the app's health route, on a connection closed after it. A connection kept alive (fetch's) held the
+ * app's graceful stop: Next.js closes the idle connections when told to stop, but not one whose answer was still
+ * being read (cancelled, or in flight at that moment), which it then waited for to its keep-alive's end (55 s), and
+ * the launcher killed it 10 s into its stop.
+ */
+function answers(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const request = http.get({ host: '127.0.0.1', port, path: '/api/health', agent: false }, (response) => {
+      response.resume().once('end', resolve).once('error', reject);
+    });
+    request.once('error', reject);
+  });
+}
+
 /** Resolves once GET /api/health answers at all (200 or 503), or throws after the timeout. */
 export async function waitForApp(port: number, timeoutMs = 60_000, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -80,8 +96,7 @@ export async function waitForApp(port: number, timeoutMs = 60_000, child?: Child
       throw new Error(`the app exited (${child.signalCode ?? `code ${child.exitCode}`})`);
     }
     try {
-      const response = await fetch(`http://127.0.0.1:${port}/api/health`);
-      await response.body?.cancel();
+      await answers(port);
       return;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 200));

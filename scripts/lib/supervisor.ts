@@ -38,7 +38,10 @@ export function supervise(
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
-      const forced = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const forced = setTimeout(() => {
+        options.log(`${name} did not stop within 10 s; killing it`);
+        child.kill('SIGKILL');
+      }, 10_000);
       await exited;
       clearTimeout(forced);
     },
