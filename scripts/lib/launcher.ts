@@ -167,12 +167,15 @@ export async function launch(plan: Plan): Promise<void> {
         onGiveUp: giveUp,
       });
     }
+    // Stopped while starting (Ctrl-C reached every process): shutdown() says so and ends this process.
+    if (stopping) return;
     log(`ready: http://localhost:${plan.gatewayPort ?? plan.apps[0]?.port}  (Ctrl-C stops everything)`);
     for (const line of room.lines) log(line);
     // From now on Ctrl-C reaches this process alone, which stops the rest in order. Until now it reached every
     // process (a stop while starting cannot leave behind what is still being started, the build included).
     signalsHandled();
   } catch (error) {
+    if (stopping) return; // an app killed by the same Ctrl-C: not an error of the start
     await gateway?.stop();
     await Promise.all(children.map((child) => child.stop()));
     await services.stop();
