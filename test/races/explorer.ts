@@ -17,6 +17,8 @@ import {
   type FailPoint,
   injectedFailure,
   RaceWorld,
+  RESEND_POINTS,
+  type ResendPoint,
   type ServerLayers,
   type WorldEvent,
 } from './world.ts';
@@ -40,6 +42,8 @@ export type Schedule = {
   crashes: Array<{ actor: number; point: RacePoint }>;
   /** Payment attempts whose store fails at a point (index among the payments; none in schedules kept from before). */
   failures?: Array<{ actor: number; point: FailPoint }>;
+  /** Payment attempts whose Redis command after a point is sent twice (none in schedules kept from before). */
+  resends?: Array<{ actor: number; point: ResendPoint }>;
   /** What strikes, each at a moment the interleaving chooses. */
   events: WorldEvent[];
   /** The interleaving: which actor runs at each step (indices in spawning order, the events last). */
@@ -86,6 +90,10 @@ export async function runSchedule(schedule: Schedule): Promise<Finding | undefin
   for (const { actor, point } of schedule.failures ?? []) {
     const plan = plans[actor % (schedule.duplicates + 1)];
     if (plan && !plan.failAt) plan.failAt = { point };
+  }
+  for (const { actor, point } of schedule.resends ?? []) {
+    const plan = plans[actor % (schedule.duplicates + 1)];
+    if (plan && !plan.resendAt) plan.resendAt = { point };
   }
   for (const plan of plans) world.spawn(plan);
   // Housekeeping strikes between two steps of a payment only where a claim in PostgreSQL keeps the order (layer
@@ -221,6 +229,9 @@ export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc.record({
   sweeps: fc.integer({ min: 0, max: 1 }),
   crashes: fc.array(fc.record({ actor: fc.nat({ max: 6 }), point: fc.constantFrom(...RACE_POINTS) }), { maxLength: 2 }),
   failures: fc.array(fc.record({ actor: fc.nat({ max: 3 }), point: fc.constantFrom(...FAIL_POINTS) }), {
+    maxLength: 1,
+  }),
+  resends: fc.array(fc.record({ actor: fc.nat({ max: 3 }), point: fc.constantFrom(...RESEND_POINTS) }), {
     maxLength: 1,
   }),
   events: fc.array(fc.constantFrom<WorldEvent>(...EVENTS), { maxLength: 3 }),

@@ -169,4 +169,19 @@ export const MUTANTS: Mutant[] = [
     from: "} catch (failure) {\n    return { kind: 'stopped', answer: failedBeforeBank, failure };",
     to: '} catch (failure) {\n    throw failure;',
   },
+  {
+    name: 'claim-sent-twice-unrecognized',
+    breaks:
+      "layer 2's claim, sent twice by the Redis client, reads its own first run as another request's claim (decision 041)",
+    file: 'lib/defences/request-key/claim.lua',
+    from: "if ok and type(held) == 'table' and held.state == 'processing' and held.owner == record.owner",
+    to: 'if false',
+  },
+  {
+    name: 'takeover-sent-twice-unrecognized',
+    breaks: "layer 2's takeover, sent twice, reads its own first run as someone else's move (decision 041)",
+    file: 'lib/defences/request-key/take-over.lua',
+    from: "if record.state == 'processing' and record.owner == taken.owner and record.since == taken.since then",
+    to: 'if false then',
+  },
 ];

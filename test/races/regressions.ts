@@ -340,4 +340,31 @@ export const REGRESSIONS: Regression[] = [
       steps: KEY_UNRENEWED,
     },
   },
+  {
+    // The first attempt's claim of its key was sent twice by the Redis client (its connection lost the answer): the
+    // second run found the first run's claim and answered with the record. The attempt read it as another request's
+    // claim, answered "in progress" against itself, and left the key held for a lease (decision 041).
+    name: 'later 3: a claim of the key sent twice is the attempt’s own (layer 2 alone)',
+    script: {
+      layers: only('requestKey'),
+      sameKey: true,
+      actors: [{ name: 'first', kind: 'pay', key: 'k0', resendAt: { point: 'key.claim' } }],
+      steps: [{ run: 'first' }],
+    },
+  },
+  {
+    // The first attempt died holding its key; a retry took the abandoned claim over, and the Redis client sent the
+    // takeover twice. The second run found the claim no longer the one judged abandoned and said "someone else moved
+    // first": the retry answered "in progress", holding the claim it had taken (decision 041).
+    name: 'later 4: a takeover of the key sent twice is the taker’s own (layer 2 alone)',
+    script: {
+      layers: only('requestKey'),
+      sameKey: true,
+      actors: [
+        { name: 'first', kind: 'pay', key: 'k0' },
+        { name: 'retry', kind: 'pay', key: 'k0', resendAt: { point: 'key.takeOver' } },
+      ],
+      steps: [{ run: 'first', to: 'pay.bank' }, { crash: 'first' }, { strike: 'lease' }, { run: 'retry' }],
+    },
+  },
 ];

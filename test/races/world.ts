@@ -21,6 +21,7 @@ import { reconcileOrder, reconcileStalePayments } from '../../lib/payments/recon
 import { runHousekeeping } from '../../lib/payments/retention.ts';
 import { getRedis } from '../../lib/redis.ts';
 import { type CallerScope, clientScope } from '../../lib/session.ts';
+import { sendTwice } from './resend.ts';
 import { type ActorEnd, RaceScheduler, StoreFailure } from './scheduler.ts';
 
 /** The defences that act on the server (the token and the pending UI belong to a page). */
@@ -63,6 +64,14 @@ const BANK: Record<BankFault, Partial<Faults>> = {
 export const FAIL_POINTS = ['key.claim', 'order.claim', 'key.renew', 'order.renew'] as const;
 export type FailPoint = (typeof FAIL_POINTS)[number];
 
+/**
+ * Where a payment attempt's Redis command may be sent twice (`resendAt`): layer 2's scripts on its key, whose answer a
+ * lost connection dropped, sent again by the client (decision 041, test/races/resend.ts). The attempt gets the second
+ * run's answer, and must go on as if it had the first's: not a fault it may answer with.
+ */
+export const RESEND_POINTS = ['key.claim', 'key.takeOver', 'key.complete'] as const;
+export type ResendPoint = (typeof RESEND_POINTS)[number];
+
 /** A store failure the schedule injected where one is meant (FAIL_POINTS): a 503, not a finding by itself. */
 export function injectedFailure(error: unknown): error is StoreFailure {
   return error instanceof StoreFailure && (FAIL_POINTS as readonly string[]).includes(error.point);
@@ -70,12 +79,14 @@ export function injectedFailure(error: unknown): error is StoreFailure {
 
 /**
  * Who takes part. `crashAt`: the actor dies on arriving at that point (its `nth` arrival there). `failAt`: its store
- * fails at that point (its first arrival there).
+ * fails at that point (its first arrival there). `resendAt`: a payment's command after that point is sent twice (its
+ * first arrival there).
  */
 export type ActorPlan = {
   name: string;
   crashAt?: { point: RacePoint; nth?: number };
   failAt?: { point: FailPoint };
+  resendAt?: { point: ResendPoint };
 } & ({ kind: 'pay'; key: string; bank?: BankFault } | { kind: 'reconcile' } | { kind: 'sweep' });
 
 /** What may strike between two steps. */
@@ -209,6 +220,7 @@ export class RaceWorld {
   }
 
   spawn(plan: ActorPlan): void {
+    if (plan.kind === 'pay' && plan.resendAt) this.resends.set(plan.name, plan.resendAt.point);
     const body = (at: (point: string) => Promise<void>): Promise<unknown> => {
       const hook = at as RaceHook;
       switch (plan.kind) {
@@ -323,7 +335,18 @@ export class RaceWorld {
 
   private claimBefore: { actor: string; point: string; claim: ClaimSeen } | undefined;
 
+  /** The payments whose command after a point is sent twice, until it is (resendAt). */
+  private readonly resends = new Map<string, ResendPoint>();
+  /** The armed command of the actor running now, disarmed once it reaches its next point. */
+  private disarm: (() => void) | undefined;
+
   private async beforeStep(actor: string, point: string): Promise<void> {
+    const key = this.keyOf.get(actor);
+    if (this.resends.get(actor) === point && key) {
+      this.resends.delete(actor);
+      this.scheduler.trace.push(`${actor}⇉${point}`);
+      this.disarm = sendTwice(key);
+    }
     if (point === 'pay.bank') this.paidAtBankCall.set(actor, (await this.read()).order?.status === 'PAID');
     this.claimBefore =
       point === 'reconcile.takeOver' || point === 'key.takeOver'
@@ -332,6 +355,8 @@ export class RaceWorld {
   }
 
   private async afterStep(actor: string, point: string): Promise<void> {
+    this.disarm?.();
+    this.disarm = undefined;
     if (this.scheduler.hasEnded(actor)) await this.ended(actor);
     const before = this.claimBefore;
     this.claimBefore = undefined;

@@ -21,7 +21,8 @@ local current = redis.call('GET', KEYS[1])
 if current then
   local ok, held = pcall(cjson.decode, current)
   local record = cjson.decode(ARGV[1])
-  if ok and held.state == 'processing' and held.owner == record.owner and held.since == record.since then
+  if ok and type(held) == 'table' and held.state == 'processing' and held.owner == record.owner
+    and held.since == record.since then
     return held.fence
   end
   return current

@@ -13,8 +13,9 @@ local current = redis.call('GET', KEYS[1])
 if not current then
   return 0
 end
--- Sent twice (see claim.lua): the key already holds exactly this record, which only this attempt writes (its
--- owner id, or its token and times for "unknown"). Written, by the first run.
+-- Sent twice (see claim.lua): the key already holds exactly this record (its owner id, or its token and times for
+-- "unknown"): written by the first run (or the same outcome stored for this claim by a duplicate that answered for
+-- it). Written, either way.
 if current == ARGV[2] then
   return 1
 end
