@@ -43,6 +43,17 @@ async function orderAged(
   return orderNo;
 }
 
+/** Until another session waits for a lock `client`'s open transaction holds (retention's DELETE, in these tests). */
+async function untilSomeoneWaitsOn(client: pg.Client, timeoutMs: number): Promise<void> {
+  const waiting = async () =>
+    (
+      await client.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
+      )
+    ).rows[0]?.n;
+  await expect.poll(waiting, { timeout: timeoutMs, interval: 20 }).toBeGreaterThan(0);
+}
+
 describe('retention', () => {
   it('prunes old refunds whose order is gone that no bank answered for, with their dedup rows; keeps the rest', async () => {
     // Rows a refund wrote after retention pruned its order, its attempt dead before it gave its claim back (no
@@ -171,17 +182,7 @@ describe('retention', () => {
       await writer.query('BEGIN');
       await writer.query(`UPDATE refunds SET status = 'UNKNOWN' WHERE order_no = $1`, [orderNo]);
       const pruning = runHousekeeping(new Date(), { retentionDays: 30 }, { orderNos: [orderNo] });
-      await expect
-        .poll(
-          async () =>
-            (
-              await writer.query<{ n: number }>(
-                'SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
-              )
-            ).rows[0]?.n,
-          { timeout: 15_000, interval: 20 },
-        )
-        .toBeGreaterThan(0);
+      await untilSomeoneWaitsOn(writer, 15_000);
       await writer.query('COMMIT');
       pruned = await pruning;
     } finally {
@@ -205,17 +206,7 @@ describe('retention', () => {
       await bank.query('UPDATE bank_fences SET token = 2, updated_at = now() WHERE lock = $1', [lock]);
       const pruning = pruneOldRecords(new Date(Date.now() - CUTOFF_DAYS * DAY));
       // Retention's DELETE is waiting for the row the bank holds: only now may the bank commit.
-      await expect
-        .poll(
-          async () =>
-            (
-              await bank.query<{ n: number }>(
-                'SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
-              )
-            ).rows[0]?.n,
-          { timeout: 2_500, interval: 20 },
-        )
-        .toBeGreaterThan(0);
+      await untilSomeoneWaitsOn(bank, 2_500);
       await bank.query('COMMIT');
       await pruning;
     } finally {
