@@ -39,7 +39,7 @@ function runs(file: string): (request: string) => boolean {
   const sha = createHash('sha1').update(lua).digest('hex');
   return (request) => request.includes(sha) || request.includes(lua);
 }
-const SCRIPTS = { claim: runs('claim.lua'), takeOver: runs('take-over.lua'), complete: runs('complete.lua') };
+const SCRIPTS = { claim: runs('claim.lua'), takeOver: runs('take-over.lua') };
 
 const direct = new Redis(process.env.REDIS_URL ?? '');
 const proxy = await lostReplyProxy(process.env.REDIS_URL ?? '');
